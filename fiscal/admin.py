@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from fiscal.ibscbs import SIMPLES_REGIMES, totals_brl
 from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
-from fiscal.selectors import file_path
+from fiscal.selectors import correction_file_path, corrections_of_document, file_path
 
 # A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
 _BLOCKED = Q(status=FiscalDocument.Status.REJECTED, sefaz_status="", sefaz_reason__startswith=BLOCKED_PREFIX)
@@ -174,6 +174,11 @@ class FiscalDocumentAdmin(_ReadOnly):
             )
             if url
         ]
+        # The registered cartas de correção beside the note (the accountant keeps their XML with the note's).
+        for letter in corrections_of_document(document):
+            url = correction_file_path(document, letter, "xml")
+            if url:
+                links.append((url, gettext("XML da carta de correção nº %(number)s") % {"number": letter.number}))
         return format_html_join(" · ", '<a href="{}">{}</a>', links) if links else "—"
 
     @admin.display(description=_("totais do IBS/CBS"))

@@ -111,6 +111,7 @@ class FiscalJob(models.Model):
     class Action(models.TextChoices):
         ISSUE = "issue", _("Emitir")
         CANCEL = "cancel", _("Cancelar")
+        CORRECT = "correct", _("Carta de correção")
 
     class Status(models.TextChoices):
         PENDING = "pending", _("Pendente")  # to call (again) at `next_run_at`
@@ -138,6 +139,52 @@ class FiscalJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.status})"
+
+
+# SEFAZ: at most 20 correction letters (CC-e, event 110110) per note; each one replaces the ones before it, so the
+# last letter carries every correction still wanted (NT 2011.004; Ajuste SINIEF 01/07 for what it may not change).
+CORRECTION_LIMIT = 20
+CORRECTION_MIN, CORRECTION_MAX = 15, 1000  # xCorrecao of the event's schema (CCe_v1.00.xsd)
+
+
+class FiscalCorrection(models.Model):
+    """A carta de correção (CC-e) of an authorized note: asked by staff, registered (or refused) by the SEFAZ
+    through the provider, kept with its event XML and PDF for the accountant."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Enviada à SEFAZ")
+        REGISTERED = "registered", _("Registrada")
+        REFUSED = "refused", _("Recusada")
+
+    document = models.ForeignKey(
+        FiscalDocument, on_delete=models.CASCADE, related_name="corrections", verbose_name=_("nota fiscal")
+    )
+    # Ours: the note's letters in the order staff asked them (unique per note, so a double click asks one).
+    sequence = models.PositiveSmallIntegerField(_("pedido de correção nº"))
+    # The SEFAZ's nSeqEvento, as the provider answered it (a refused letter has none).
+    number = models.PositiveSmallIntegerField(_("carta nº"), null=True, blank=True)
+    text = models.TextField(_("correção"), max_length=CORRECTION_MAX)
+    status = models.CharField(_("situação"), max_length=12, choices=Status.choices, default=Status.PENDING)
+    sefaz_status = models.CharField(_("código SEFAZ"), max_length=8, blank=True)
+    sefaz_reason = models.CharField(_("motivo SEFAZ"), max_length=500, blank=True)
+    xml = models.FileField(_("XML da carta"), upload_to="fiscal/xml/", blank=True)
+    pdf = models.FileField(_("PDF da carta"), upload_to="fiscal/cce/", blank=True)
+    requested_by = models.CharField(_("pedida por"), max_length=150, blank=True)
+    created_at = models.DateTimeField(_("pedida em"), auto_now_add=True)
+    registered_at = models.DateTimeField(_("registrada em"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("carta de correção")
+        verbose_name_plural = _("cartas de correção")
+        ordering = ["document", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "sequence"], name="fiscal_one_correction_per_sequence"),
+        ]
+
+    def __str__(self) -> str:
+        return str(_("Carta de correção nº %(number)s (%(status)s)")) % {
+            "number": self.number or "—", "status": self.get_status_display(),
+        }  # fmt: skip
 
 
 class FiscalWebhook(models.Model):
@@ -180,6 +227,7 @@ class SandboxNote(models.Model):
     invoice = models.JSONField(default=dict)
     issued_at = models.DateTimeField()
     cancelled_at = models.DateTimeField(null=True, blank=True)
+    corrections = models.JSONField(default=list)  # the texts of the letters it registered, in order
 
     def __str__(self) -> str:
         return self.ref

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from django.db.models.fields.files import FieldFile
 from django.urls import reverse
 
-from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob
+from fiscal.models import BLOCKED_PREFIX, FiscalCorrection, FiscalDocument, FiscalJob
 from kernel.compiled import compiled
 
 
@@ -70,6 +70,31 @@ def file_path(document: FiscalDocument, kind: str) -> str:
     if not field or document.status not in (FiscalDocument.Status.AUTHORIZED, FiscalDocument.Status.CANCELLED):
         return ""
     return reverse("fiscal:file", kwargs={"token": document.download_token, "kind": kind})
+
+
+def corrections_of_document(document: FiscalDocument) -> list[FiscalCorrection]:
+    """The note's cartas de correção in the order they were asked (one query)."""
+    return list(document.corrections.order_by("sequence"))
+
+
+def correction_file_path(document: FiscalDocument, correction: FiscalCorrection, kind: str) -> str:
+    """Relative URL of a registered letter's XML ("xml") or PDF ("pdf"), behind the note's download token; "" while
+    it has none."""
+    field = correction.pdf if kind == "pdf" else correction.xml
+    if not field or correction.status != FiscalCorrection.Status.REGISTERED or not correction.number:
+        return ""
+    return reverse("fiscal:file", kwargs={"token": document.download_token, "kind": f"cce-{correction.number}-{kind}"})
+
+
+def correction_file_field(document: FiscalDocument, kind: str) -> tuple[FieldFile, str] | None:
+    """The file behind a letter's kind ("cce-<number>-xml" | "cce-<number>-pdf") and its extension; None when the
+    kind is not a letter's or the note has no such registered letter."""
+    number, _, extension = kind.removeprefix("cce-").partition("-")
+    if not kind.startswith("cce-") or not number.isdigit() or extension not in ("xml", "pdf"):
+        return None
+    correction = document.corrections.filter(number=int(number), status=FiscalCorrection.Status.REGISTERED).first()
+    field = None if correction is None else (correction.pdf if extension == "pdf" else correction.xml)
+    return (field, extension) if field else None
 
 
 def blocked_order_refs(*, order_refs: Iterable[str] | None = None, limit: int = 200) -> list[str]:

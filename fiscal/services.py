@@ -4,6 +4,7 @@ job runner calls the provider between two short transactions, never inside one.
     document_request_issue  (caller's txn)  document + issue job, or "blocked" with the missing data
     document_request_cancel (caller's txn)  cancel job when authorized less than 24 h ago
     document_request_cancel_reissue (caller's txn)  cancel job that, once the provider cancels, issues the next note
+    document_request_correction (caller's txn)  a carta de correção (CC-e) and its job
     job_run                 (Celery)        lease the job → provider call → record the outcome
     webhook_store / webhook_process         inbox of provider notifications, applied once
 """
@@ -22,8 +23,18 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from fiscal.access_key import is_valid
-from fiscal.models import BLOCKED_PREFIX, CANCEL_WINDOW, FiscalDocument, FiscalJob, FiscalWebhook
-from fiscal.providers import FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
+from fiscal.models import (
+    BLOCKED_PREFIX,
+    CANCEL_WINDOW,
+    CORRECTION_LIMIT,
+    CORRECTION_MAX,
+    CORRECTION_MIN,
+    FiscalCorrection,
+    FiscalDocument,
+    FiscalJob,
+    FiscalWebhook,
+)
+from fiscal.providers import CorrectionResult, FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
 from fiscal.signals import document_changed
 from kernel.rows import insert_once
 from kernel.tasks import enqueue_on_commit
@@ -280,6 +291,71 @@ def document_request_cancel_reissue(
     return document
 
 
+class CorrectionRefused(Exception):
+    """Why a carta de correção is not asked, in Portuguese for staff (nothing was written, nothing was sent)."""
+
+
+def correction_clean(text: str) -> str:
+    """The correction as the SEFAZ takes it (xCorrecao: one line, 15 to 1,000 characters). Raises CorrectionRefused
+    naming the field."""
+    cleaned = " ".join((text or "").split())
+    if not CORRECTION_MIN <= len(cleaned) <= CORRECTION_MAX:
+        raise CorrectionRefused(
+            gettext(
+                "Texto da carta de correção: escreva de %(min)d a %(max)d caracteres (tem %(length)d), por exemplo "
+                "“Onde se lê Rua das Flores, 12, leia-se Rua das Flores, 120”."
+            )
+            % {"min": CORRECTION_MIN, "max": CORRECTION_MAX, "length": len(cleaned)}
+        )
+    return cleaned
+
+
+def document_request_correction(*, order_ref: str, text: str, actor: str = "") -> FiscalCorrection:
+    """Inside the caller's transaction: ask a carta de correção of the order's authorized note. The SEFAZ keeps
+    only the last letter, so `text` carries every correction still wanted (the admin starts from the last one).
+    One letter at a time per note: the same text again while it is at the SEFAZ is a double click (that letter is
+    returned, nothing added). Raises CorrectionRefused (in Portuguese) when it cannot be asked."""
+    cleaned = correction_clean(text)
+    document = _current_locked(order_ref)
+    if document is None or document.status != Status.AUTHORIZED:
+        raise CorrectionRefused(
+            gettext("Este pedido não tem NF-e autorizada: a carta de correção só corrige uma nota autorizada.")
+        )
+    letters = list(document.corrections.order_by("sequence"))
+    registered = [letter for letter in letters if letter.status == FiscalCorrection.Status.REGISTERED]
+    pending = next((letter for letter in letters if letter.status == FiscalCorrection.Status.PENDING), None)
+    if pending is not None:
+        if pending.text == cleaned:
+            return pending
+        raise CorrectionRefused(
+            gettext("A carta de correção anterior ainda está na SEFAZ: espere a resposta e envie a nova depois.")
+        )
+    if len(registered) >= CORRECTION_LIMIT:
+        raise CorrectionRefused(
+            gettext(
+                "Esta NF-e já tem %(limit)d cartas de correção, o máximo da SEFAZ. Para corrigir mais, peça ao seu "
+                "contador uma NF-e de devolução e emita uma nova nota."
+            )
+            % {"limit": CORRECTION_LIMIT}
+        )
+    if registered and registered[-1].text == cleaned:
+        raise CorrectionRefused(gettext("Este texto é o da última carta registrada: não há nada novo a corrigir."))
+    sequence = (letters[-1].sequence if letters else 0) + 1
+    known = (registered[-1].number or 0) if registered else 0
+    correction = FiscalCorrection.objects.create(
+        document=document, sequence=sequence, text=cleaned, requested_by=(actor or "")[:150]
+    )
+    job = FiscalJob.objects.create(
+        key=f"{order_ref}:correct:{document.attempt}-{sequence}", document=document,
+        action=FiscalJob.Action.CORRECT, next_run_at=timezone.now(),
+        # `known`: the SEFAZ's number of the last registered letter; a retry after a lost answer finds a higher one.
+        payload={"correction": correction.pk, "text": cleaned, "known": known},
+    )  # fmt: skip
+    _changed(document, "correction_requested", f"Carta de correção enviada à SEFAZ: {cleaned}", sequence=sequence)
+    _enqueue(job.pk)
+    return correction
+
+
 def _issue_replacement(cancelled: FiscalDocument, invoice: dict[str, Any]) -> FiscalDocument:
     """Inside the record transaction of the cancel: the order's next note and its issue job, under a new reference
     (the attempt counter goes on, so the provider's refs and our job keys never repeat)."""
@@ -452,21 +528,96 @@ def job_run(*, job_id: int, provider: FiscalProvider | None = None) -> str:
         return "skipped"
     job, document, mode = leased
     provider = provider or get_provider(document.environment)
+    if job.action == FiscalJob.Action.CORRECT:
+        return _run_correction(provider, job, document, mode)
     try:
         result = _call(provider, job, document, mode)
         files = _store_files(provider, document, result)
     except ProviderUnavailable as exc:
-        with transaction.atomic():
-            FiscalJob.objects.filter(pk=job.pk).update(last_error=str(exc)[:500])
-            locked = FiscalDocument.objects.select_for_update().get(pk=document.pk)
-            _changed(
-                locked,
-                "retry",
-                f"Emissor fiscal indisponível; nova tentativa automática. ({exc})",
-                attempts=job.attempts,
-            )
-        return "retry"
+        return _retry_later(job, document, exc)
     return _record(job.pk, document.pk, result, files)
+
+
+def _retry_later(job: FiscalJob, document: FiscalDocument, exc: ProviderUnavailable) -> str:
+    with transaction.atomic():
+        FiscalJob.objects.filter(pk=job.pk).update(last_error=str(exc)[:500])
+        locked = FiscalDocument.objects.select_for_update().get(pk=document.pk)
+        _changed(
+            locked,
+            "retry",
+            f"Emissor fiscal indisponível; nova tentativa automática. ({exc})",
+            attempts=job.attempts,
+        )
+    return "retry"
+
+
+def _run_correction(provider: FiscalProvider, job: FiscalJob, document: FiscalDocument, mode: str) -> str:
+    """Outside any transaction: send the letter (or, after a lost answer, find it registered), store its files,
+    then record the outcome in one short transaction."""
+    try:
+        result = None
+        if mode == "poll":  # the last try may have reached the SEFAZ: a letter numbered past the known one is ours
+            last = provider.last_correction(ref=document.provider_ref)
+            if last is not None and (last.number or 0) > int(job.payload.get("known") or 0):
+                result = last
+        if result is None:
+            result = provider.correct(ref=document.provider_ref, text=str(job.payload.get("text", "")))
+        files = _store_correction_files(provider, document, result)
+    except ProviderUnavailable as exc:
+        return _retry_later(job, document, exc)
+    with transaction.atomic():
+        locked = FiscalDocument.objects.select_for_update().get(pk=document.pk)
+        open_job = FiscalJob.objects.select_for_update().filter(pk=job.pk).exclude(status=FiscalJob.Status.DONE).first()
+        if open_job is None:
+            return "skipped"
+        return _apply_correction(locked, open_job, result, files)
+
+
+def _store_correction_files(
+    provider: FiscalProvider, document: FiscalDocument, result: CorrectionResult
+) -> dict[str, str]:
+    if result.status != "registered" or not result.number:
+        return {}
+    name = f"{document.access_key}-cce-{result.number:02d}"
+    names: dict[str, str] = {}
+    xml = _file(provider, result.xml, result.xml_path)
+    pdf = _file(provider, result.pdf, result.pdf_path)
+    if xml:
+        names["xml"] = default_storage.save(f"fiscal/xml/{name}.xml", ContentFile(xml))
+    if pdf:
+        names["pdf"] = default_storage.save(f"fiscal/cce/{name}.pdf", ContentFile(pdf))
+    return names
+
+
+def _apply_correction(document: FiscalDocument, job: FiscalJob, result: CorrectionResult, files: dict[str, str]) -> str:
+    """Inside the record transaction, the document and the job locked."""
+    now = timezone.now()
+    job.status, job.finished_at, job.last_error = FiscalJob.Status.DONE, now, ""
+    job.save(update_fields=["status", "finished_at", "last_error"])
+    correction = FiscalCorrection.objects.select_for_update().filter(pk=job.payload.get("correction")).first()
+    if correction is None or correction.status != FiscalCorrection.Status.PENDING:
+        return "unchanged"
+    correction.sefaz_status, correction.sefaz_reason = result.sefaz_status, result.sefaz_reason
+    if result.status == "registered":
+        correction.status, correction.number, correction.registered_at = (
+            FiscalCorrection.Status.REGISTERED, result.number, now,
+        )  # fmt: skip
+        correction.xml.name = files.get("xml", "")
+        correction.pdf.name = files.get("pdf", "")
+        correction.save()
+        _changed(
+            document, "corrected", f"Carta de correção nº {result.number} registrada pela SEFAZ: {correction.text}",
+            number=result.number,
+        )  # fmt: skip
+        return "corrected"
+    correction.status = FiscalCorrection.Status.REFUSED
+    correction.save()
+    code = f" ({result.sefaz_status})" if result.sefaz_status else ""
+    _changed(
+        document, "correction_refused",
+        f"Carta de correção recusada pela SEFAZ{code}: {result.sefaz_reason} A NF-e continua como estava.",
+    )  # fmt: skip
+    return "correction_refused"
 
 
 def jobs_due(*, limit: int = 100) -> list[int]:

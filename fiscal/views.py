@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from fiscal.models import FiscalDocument
 from fiscal.providers import WebhookRejected, get_provider
-from fiscal.selectors import document_file_field
+from fiscal.selectors import correction_file_field, document_file_field
 from fiscal.services import webhook_store
 
 MAX_BODY = 256 * 1024
@@ -33,7 +33,15 @@ def provider_webhook(request: HttpRequest) -> HttpResponse:
 @require_GET
 def document_file(request: HttpRequest, token: str, kind: str) -> FileResponse:
     document = FiscalDocument.objects.filter(download_token=token, status__in=["authorized", "cancelled"]).first()
-    field = None if document is None else document_file_field(document, kind)
+    letter = None if document is None else correction_file_field(document, kind)
+    if document is not None and letter is not None:  # a carta de correção: its event XML or its PDF
+        field, extension = letter
+        return FileResponse(
+            field.open("rb"), as_attachment=extension == "xml",
+            filename=f"nfe-{document.access_key}-{kind.removesuffix('-' + extension)}.{extension}",
+            content_type="application/pdf" if extension == "pdf" else "application/xml",
+        )  # fmt: skip
+    field = None if document is None or kind.startswith("cce-") else document_file_field(document, kind)
     if document is None or not field:
         raise Http404("documento fiscal não encontrado")
     extension, content_type = ("pdf", "application/pdf") if kind == "danfe" else ("xml", "application/xml")

@@ -178,6 +178,9 @@ TIMELINE_KINDS = {
     "fiscal_cancel_window_closed": gettext_lazy("NF-e fora do prazo de cancelamento"),
     "fiscal_cancel_refused": gettext_lazy("Cancelamento da NF-e recusado"),
     "fiscal_cancelled": gettext_lazy("NF-e cancelada"),
+    "fiscal_correction_requested": gettext_lazy("Carta de correção enviada"),
+    "fiscal_corrected": gettext_lazy("Carta de correção registrada"),
+    "fiscal_correction_refused": gettext_lazy("Carta de correção recusada"),
     "fiscal_return_note": gettext_lazy("NF-e de devolução a emitir"),
 }
 

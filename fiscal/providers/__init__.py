@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from fiscal.providers.base import (
+    CorrectionResult,
     FiscalProvider,
     ProviderResult,
     ProviderUnavailable,
@@ -20,6 +21,7 @@ from fiscal.providers.focusnfe import FocusNFeProvider
 from fiscal.providers.sandbox import SandboxProvider
 
 __all__ = [
+    "CorrectionResult",
     "FiscalProvider",
     "ProviderResult",
     "ProviderUnavailable",

@@ -35,6 +35,21 @@ class ProviderResult:
 
 
 @dataclass
+class CorrectionResult:
+    """The SEFAZ's answer to a carta de correção (event 110110): registered with its number (nSeqEvento) and
+    files, or refused with the reason; the note itself does not change."""
+
+    status: Literal["registered", "refused"]
+    number: int | None = None
+    sefaz_status: str = ""
+    sefaz_reason: str = ""
+    xml: bytes | None = None
+    pdf: bytes | None = None
+    xml_path: str = ""
+    pdf_path: str = ""
+
+
+@dataclass
 class WebhookEvent:
     event_id: str
     provider_ref: str
@@ -51,6 +66,12 @@ class FiscalProvider(Protocol):
         ...
 
     def cancel(self, *, ref: str, justification: str) -> ProviderResult: ...
+
+    def correct(self, *, ref: str, text: str) -> CorrectionResult: ...
+
+    def last_correction(self, *, ref: str) -> CorrectionResult | None:
+        """The note's last registered letter as the provider knows it; None when it has none."""
+        ...
 
     def download(self, *, path: str) -> bytes: ...
 

@@ -163,6 +163,74 @@ def cancel_event_xml(*, access_key: str, protocol: str, justification: str, at: 
     return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
 
 
+# xCondUso of the CC-e (CCe_v1.00.xsd fixes it, without accents): the conditions of use the letter carries.
+CORRECTION_CONDITIONS = (
+    "A Carta de Correcao e disciplinada pelo paragrafo 1o-A do art. 7o do Convenio S/N, de 15 de dezembro de 1970 "
+    "e pode ser utilizada para regularizacao de erro ocorrido na emissao de documento fiscal, desde que o erro nao "
+    "esteja relacionado com: I - as variaveis que determinam o valor do imposto tais como: base de calculo, "
+    "aliquota, diferenca de preco, quantidade, valor da operacao ou da prestacao; II - a correcao de dados "
+    "cadastrais que implique mudanca do remetente ou do destinatario; III - a data de emissao ou de saida."
+)
+
+
+def correction_event_xml(*, access_key: str, number: int, text: str, at: datetime, production: bool) -> bytes:
+    """A carta de correção as the SEFAZ registers it (procEventoNFe, tpEvento 110110, its nSeqEvento `number`)."""
+    at = local_time(at)
+    ET.register_namespace("", NFE_NS)
+    proc = ET.Element(f"{{{NFE_NS}}}procEventoNFe", versao="1.00")
+    event = ET.SubElement(proc, f"{{{NFE_NS}}}evento", versao="1.00")
+    inf = ET.SubElement(event, f"{{{NFE_NS}}}infEvento", Id=f"ID110110{access_key}{number:02d}")
+    for tag, value in (
+        ("tpAmb", "1" if production else "2"),
+        ("CNPJ", access_key[6:20]),
+        ("chNFe", access_key),
+        ("dhEvento", at.isoformat()),
+        ("tpEvento", "110110"),
+        ("nSeqEvento", str(number)),
+    ):
+        _sub(inf, tag, value)
+    detail = ET.SubElement(inf, f"{{{NFE_NS}}}detEvento", versao="1.00")
+    for tag, value in (
+        ("descEvento", "Carta de Correcao"),
+        ("xCorrecao", text),
+        ("xCondUso", CORRECTION_CONDITIONS),
+    ):
+        _sub(detail, tag, value)
+    answer = ET.SubElement(ET.SubElement(proc, f"{{{NFE_NS}}}retEvento", versao="1.00"), f"{{{NFE_NS}}}infEvento")
+    for tag, value in (("chNFe", access_key), ("tpEvento", "110110"), ("nSeqEvento", str(number)), ("cStat", "135")):
+        _sub(answer, tag, value)
+    _sub(answer, "xMotivo", "Evento registrado e vinculado a NF-e")
+    return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
+
+
+def correction_pdf(*, access_key: str, number: int, text: str, at: datetime, production: bool) -> bytes:
+    """The letter's printable page (what the buyer and the carrier read beside the DANFE)."""
+    from fpdf import FPDF  # noqa: PLC0415 (see danfe_pdf)
+
+    pdf = FPDF(format="A4")
+    pdf.core_fonts_encoding = PDF_ENCODING
+    pdf.set_creation_date(local_time(at))
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 14)
+    pdf.cell(0, 8, _latin("Carta de Correção Eletrônica (CC-e)"), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    if not production:
+        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO — SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
+    lines = [
+        f"NF-e: {' '.join(access_key[i : i + 4] for i in range(0, 44, 4))}",
+        f"Carta nº {number}, registrada em {local_time(at):%d/%m/%Y %H:%M} (horário de Brasília)",
+        "",
+        "Correção:",
+        text,
+        "",
+        "Condições de uso:",
+        CORRECTION_CONDITIONS,
+    ]
+    for line in lines:
+        pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
 def _latin(text: object) -> str:
     # The core PDF fonts speak WinAnsi (cp1252): Portuguese, dashes and curly quotes fit; anything else (an
     # emoji in a product title) is replaced rather than failing the note.

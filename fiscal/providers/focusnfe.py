@@ -6,6 +6,10 @@
   with `chave_nfe`, `numero`, `serie`, `protocolo`, `status_sefaz`, `mensagem_sefaz`,
   `caminho_xml_nota_fiscal`, `caminho_danfe` (paths on the same host).
 - `DELETE /v2/nfe/REF` with `{"justificativa": …}` (15–255 characters) cancels.
+- `POST /v2/nfe/REF/carta_correcao` with `{"correcao": …}` registers a carta de correção (CC-e), synchronously:
+  `status` autorizado (with `numero_carta_correcao`, `caminho_xml_carta_correcao`, `caminho_pdf_carta_correcao`)
+  or erro_autorizacao with the SEFAZ's `status_sefaz`/`mensagem_sefaz`; `GET /v2/nfe/REF` names the last letter
+  with the same three fields (https://focusnfe.com.br/doc/#nfe_carta-de-correcao-eletronica).
 - IBS/CBS of the tax reform (`fiscal/ibscbs.py`; Focus's guide https://focusnfe.com.br/guides/reforma-tributaria/
   and its field table https://campos.focusnfe.com.br/nfe/NotaFiscalXML.html): per item `ibs_cbs_situacao_tributaria`
   (CST, UB13), `ibs_cbs_classificacao_tributaria` (cClassTrib, UB14), `ibs_cbs_base_calculo` (vBC, UB16),
@@ -31,7 +35,13 @@ from typing import Any
 
 from django.conf import settings
 
-from fiscal.providers.base import ProviderResult, ProviderUnavailable, WebhookEvent, WebhookRejected
+from fiscal.providers.base import (
+    CorrectionResult,
+    ProviderResult,
+    ProviderUnavailable,
+    WebhookEvent,
+    WebhookRejected,
+)
 from kernel.http import OutboundError, Response, request
 
 BASE_URLS = {"homologacao": "https://homologacao.focusnfe.com.br", "producao": "https://api.focusnfe.com.br"}
@@ -168,6 +178,15 @@ def _int_or_none(value: object) -> int | None:
         return None
 
 
+def _correction(data: dict[str, Any]) -> CorrectionResult:
+    return CorrectionResult(
+        status="registered", number=_int_or_none(data.get("numero_carta_correcao")),
+        sefaz_status=str(data.get("status_sefaz", ""))[:8], sefaz_reason=str(data.get("mensagem_sefaz", ""))[:500],
+        xml_path=str(data.get("caminho_xml_carta_correcao", "")),
+        pdf_path=str(data.get("caminho_pdf_carta_correcao", "")),
+    )  # fmt: skip
+
+
 class FocusNFeProvider:
     name = "focusnfe"
 
@@ -275,6 +294,27 @@ class FocusNFeProvider:
             status="authorized", sefaz_status=str(data.get("codigo", data.get("status_sefaz", "")))[:8],
             sefaz_reason=str(data.get("mensagem", data.get("mensagem_sefaz", "")))[:500],
         )  # fmt: skip
+
+    def correct(self, *, ref: str, text: str) -> CorrectionResult:
+        response = self._request("POST", f"/v2/nfe/{ref}/carta_correcao", json={"correcao": text})
+        data = self._json(response)
+        if response.status_code in (200, 201) and data.get("status") == "autorizado":
+            return _correction(data)
+        # erro_autorizacao (the SEFAZ refused the event) or a 4xx of Focus itself (`codigo`, `mensagem`): the note
+        # keeps its letters as they were and staff read the reason.
+        return CorrectionResult(
+            status="refused", sefaz_status=str(data.get("status_sefaz") or data.get("codigo") or "")[:8],
+            sefaz_reason=str(data.get("mensagem_sefaz") or data.get("mensagem") or "recusada pelo Focus NFe")[:500],
+        )  # fmt: skip
+
+    def last_correction(self, *, ref: str) -> CorrectionResult | None:
+        response = self._request("GET", f"/v2/nfe/{ref}")
+        if response.status_code == 404:
+            return None
+        data = self._json(response)
+        if response.status_code != 200:
+            raise ProviderUnavailable(f"consulta recusada pelo Focus NFe (HTTP {response.status_code})")
+        return _correction(data) if _int_or_none(data.get("numero_carta_correcao")) else None
 
     def download(self, *, path: str) -> bytes:
         if not path.startswith("/") or path.startswith("//"):

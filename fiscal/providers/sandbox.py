@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from fiscal import access_key
 from fiscal.models import CANCEL_WINDOW, SandboxNote, SandboxSequence
-from fiscal.providers.base import ProviderResult, WebhookEvent, WebhookRejected
-from fiscal.providers.documents import cancel_event_xml, danfe_pdf, nfe_xml
+from fiscal.providers.base import CorrectionResult, ProviderResult, WebhookEvent, WebhookRejected
+from fiscal.providers.documents import cancel_event_xml, correction_event_xml, correction_pdf, danfe_pdf, nfe_xml
 
 DEMO_CNPJ = "11222333000181"  # used when the store's CNPJ is empty or alphanumeric (the key holds digits)
 
@@ -95,6 +95,30 @@ class SandboxProvider:
             at=note.cancelled_at or timezone.now(), production=note.invoice.get("environment") == "producao",
         )  # fmt: skip
         return result
+
+    def correct(self, *, ref: str, text: str) -> CorrectionResult:
+        with transaction.atomic():  # the provider's own numbering of the note's letters
+            note = SandboxNote.objects.select_for_update().get(ref=ref)
+            if note.cancelled_at is not None:
+                return CorrectionResult(status="refused", sefaz_reason="Rejeição: NF-e cancelada")
+            note.corrections = [*note.corrections, text]
+            note.save(update_fields=["corrections"])
+        return self._correction(note, len(note.corrections))
+
+    def last_correction(self, *, ref: str) -> CorrectionResult | None:
+        note = SandboxNote.objects.filter(ref=ref).first()
+        return self._correction(note, len(note.corrections)) if note is not None and note.corrections else None
+
+    @staticmethod
+    def _correction(note: SandboxNote, number: int) -> CorrectionResult:
+        files = dict(
+            access_key=note.access_key, number=number, text=note.corrections[number - 1], at=timezone.now(),
+            production=note.invoice.get("environment") == "producao",
+        )  # fmt: skip
+        return CorrectionResult(
+            status="registered", number=number, sefaz_status="135", sefaz_reason="Evento registrado e vinculado a NF-e",
+            xml=correction_event_xml(**files), pdf=correction_pdf(**files),  # type: ignore[arg-type]
+        )  # fmt: skip
 
     def download(self, *, path: str) -> bytes:
         raise NotImplementedError("the sandbox returns its files inline")

@@ -24,13 +24,15 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from fiscal.models import CANCEL_WINDOW, FiscalDocument, FiscalJob
+from fiscal.models import CANCEL_WINDOW, FiscalCorrection, FiscalDocument, FiscalJob
 from fiscal.selectors import blocked_order_refs
 from fiscal.services import (
     CancelReissueRefused,
+    CorrectionRefused,
     document_block_once,
     document_request_cancel,
     document_request_cancel_reissue,
+    document_request_correction,
     document_request_issue,
 )
 from kernel.compiled import compiled
@@ -93,6 +95,25 @@ def fiscal_cancel_and_reissue(*, order_id: str, justification: str, actor: str =
         return document_request_cancel_reissue(
             order_ref=order.public_id, justification=justification, invoice=invoice, problems=problems
         )
+    finally:
+        _ACTOR.reset(tokens[1])
+        _LOCKED.reset(tokens[0])
+
+
+@transaction.atomic
+def fiscal_correct(*, order_id: str, text: str, actor: str = "") -> FiscalCorrection:
+    """Admin: a carta de correção (CC-e) of the order's authorized NF-e — what a cancel-and-reissue cannot reach any
+    more (after 24 h) and the SEFAZ lets a letter fix: a product's description, the carrier's data, the volumes, the
+    additional information. The provider call runs later, in the fiscal job. Raises OrderNotFound, or
+    CorrectionRefused with the reason in Portuguese (nothing written)."""
+    order = Order.objects.select_for_update().filter(public_id=order_id).first()
+    if order is None:
+        raise OrderNotFound("order_id")
+    if order.status == OrderStatus.CANCELED:
+        raise CorrectionRefused(gettext("Pedido cancelado: a NF-e é cancelada com ele, não corrigida."))
+    tokens = (_LOCKED.set(order), _ACTOR.set(actor[:150]))  # the timeline events need no second lock
+    try:
+        return document_request_correction(order_ref=order.public_id, text=text, actor=actor)
     finally:
         _ACTOR.reset(tokens[1])
         _LOCKED.reset(tokens[0])

@@ -16,12 +16,25 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from fiscal.ibscbs import totals_brl
-from fiscal.models import FiscalDocument, FiscalJob
-from fiscal.selectors import cancel_in_flight, document_for_order, documents_of_order, file_path
-from fiscal.services import JUSTIFICATION_MAX, CancelReissueRefused, after_window_advice, cancel_deadline
+from fiscal.models import CORRECTION_LIMIT, CORRECTION_MAX, FiscalCorrection, FiscalDocument, FiscalJob
+from fiscal.selectors import (
+    cancel_in_flight,
+    correction_file_path,
+    corrections_of_document,
+    document_for_order,
+    documents_of_order,
+    file_path,
+)
+from fiscal.services import (
+    JUSTIFICATION_MAX,
+    CancelReissueRefused,
+    CorrectionRefused,
+    after_window_advice,
+    cancel_deadline,
+)
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus
-from shop.invoicing.lifecycle import fiscal_cancel_and_reissue, fiscal_reissue
+from shop.invoicing.lifecycle import fiscal_cancel_and_reissue, fiscal_correct, fiscal_reissue
 
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
 # Issuing or re-issuing an NF-e, from the order page's button or the NF-e list's bulk action.
@@ -43,6 +56,38 @@ def _cancel_reissue_context(request: HttpRequest, order: Order, document: Fiscal
         "cancel_deadline": timezone.localtime(deadline),
         "cancel_reissue_url": reverse("shop_fiscal_cancel_reissue", args=[order.public_id]),
         "justification_max": JUSTIFICATION_MAX,
+    }
+
+
+def _corrections_context(request: HttpRequest, order: Order, document: FiscalDocument | None) -> dict[str, Any]:
+    """The note's cartas de correção with their files and, for an authorized note of a live order, the box that asks
+    the next one (to whom may issue notes), started from the last registered letter's text: the SEFAZ keeps only
+    the last letter, so it must repeat every correction still wanted."""
+    if document is None or document.status not in (FiscalDocument.Status.AUTHORIZED, FiscalDocument.Status.CANCELLED):
+        return {}
+    letters = corrections_of_document(document)
+    registered = [letter for letter in letters if letter.status == FiscalCorrection.Status.REGISTERED]
+    pending = any(letter.status == FiscalCorrection.Status.PENDING for letter in letters)
+    correctable = document.status == FiscalDocument.Status.AUTHORIZED and order.status != OrderStatus.CANCELED
+    return {
+        "corrections": [
+            {
+                "letter": letter,
+                "pdf_url": correction_file_path(document, letter, "pdf"),
+                "xml_url": correction_file_path(document, letter, "xml"),
+            }
+            for letter in letters
+        ],
+        "correction_pending": pending,
+        "correction_limit_reached": correctable and len(registered) >= CORRECTION_LIMIT,
+        "can_correct": correctable
+        and not pending
+        and len(registered) < CORRECTION_LIMIT
+        and request.user.has_perm(ISSUE_PERMISSION),
+        "correction_text": registered[-1].text if registered else "",
+        "correction_url": reverse("shop_fiscal_correction", args=[order.public_id]),
+        "correction_max": CORRECTION_MAX,
+        "correction_limit": CORRECTION_LIMIT,
     }
 
 
@@ -69,6 +114,7 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             # cancelled and reissued: listed, with their files, for the accountant
             "earlier": [{"document": earlier, **_file_urls(earlier)} for earlier in documents[1:]],
             **_cancel_reissue_context(request, order, document),
+            **_corrections_context(request, order, document),
             **(_file_urls(document) if document else {}),
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
             "ibs_cbs": totals_brl(document.ibs_cbs_totals) if document else None,
@@ -83,10 +129,15 @@ def permalink_panel(request: HttpRequest, order: Order) -> str:
     if document is None or document.status == FiscalDocument.Status.REJECTED:
         return ""  # a rejection is the merchant's to fix; the buyer sees nothing broken
     key = document.access_key
+    registered = [
+        letter for letter in corrections_of_document(document) if letter.status == FiscalCorrection.Status.REGISTERED
+    ]
     return render_to_string(
         "shop/fiscal/permalink_panel.html",
         {
             "document": document,
+            # The last letter is the one in force (it repeats the ones before it).
+            "correction_pdf_url": correction_file_path(document, registered[-1], "pdf") if registered else "",
             "access_key_display": " ".join(key[i : i + 4] for i in range(0, len(key), 4)),
             "danfe_url": file_path(document, "danfe"),
             "xml_url": file_path(document, "xml"),
@@ -142,5 +193,33 @@ def cancel_reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
                 "assim que o cancelamento for confirmado; as duas ficam listadas aqui."
             )
             % {"number": document.number},
+        )
+    return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
+
+
+@staff_member_required
+@require_POST
+def correction_view(request: HttpRequest, order_id: str) -> HttpResponse:
+    """The order page's "Enviar carta de correção": the text comes from the panel's field (posted with the order's
+    form, like the other NF-e buttons)."""
+    if not request.user.has_perm(ISSUE_PERMISSION):
+        raise PermissionDenied  # the shop's "Sem permissão … nada foi alterado" page (templates/403.html)
+    order = Order.objects.filter(public_id=order_id).only("pk").first()
+    if order is None:
+        messages.error(request, _("Pedido não encontrado."))
+        return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
+    try:
+        fiscal_correct(order_id=order_id, text=request.POST.get("nfe_correcao", ""), actor=request.user.get_username())
+    except CorrectionRefused as exc:
+        messages.error(request, str(exc))
+    except OrderNotFound:
+        messages.error(request, _("Pedido não encontrado."))
+    else:
+        messages.success(
+            request,
+            _(
+                "Carta de correção enviada à SEFAZ. A resposta aparece no quadro da NF-e e na linha do tempo do "
+                "pedido em instantes."
+            ),
         )
     return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))

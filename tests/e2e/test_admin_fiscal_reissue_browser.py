@@ -40,6 +40,18 @@ def blocked_order() -> Order:
     return order
 
 
+def authorized_order() -> Order:
+    """A card order whose NF-e the sandbox provider authorized (eager tasks)."""
+    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm="09012100")
+    make_shipping()
+    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option="pac"), buyer=replace(BUYER, tax_id="52998224725"))
+    checkout = checkout_create(data=data).checkout
+    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
+    order = Order.objects.get(checkout_id=checkout.public_id)
+    assert FiscalDocument.objects.get(order_ref=order.public_id).status == "authorized"
+    return order
+
+
 REASON = "Dados fiscais incompletos: produto “Café Especial 500 g” (SKU SKU-CAFE-500G): NCM não informado"
 
 
@@ -109,14 +121,8 @@ def test_on_a_phone_staff_cancel_and_reissue_the_nfe_with_the_corrected_cpf(
 
     from orders.services import order_buyer_tax_id_set
 
-    make_variant(price=4290, stock=10, title="Café Especial 500 g", ncm="09012100")
-    make_shipping()
-    data = replace(full_input(LineInput("SKU-CAFE-500G", 1), option="pac"), buyer=replace(BUYER, tax_id="52998224725"))
-    checkout = checkout_create(data=data).checkout
-    checkout_complete(checkout_id=checkout.public_id, data=CompleteInput(payment=PaymentInput(instruments=(CARD_OK,))))
-    order = Order.objects.get(checkout_id=checkout.public_id)
+    order = authorized_order()
     first = FiscalDocument.objects.get(order_ref=order.public_id)
-    assert first.status == "authorized"
     order_buyer_tax_id_set(order_id=order.public_id, tax_id="390.533.447-05", actor="lojista")
     User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
     with sync_playwright() as playwright:
@@ -139,6 +145,38 @@ def test_on_a_phone_staff_cancel_and_reissue_the_nfe_with_the_corrected_cpf(
             browser.close()
     second = FiscalDocument.objects.get(order_ref=order.public_id, sequence=2)
     assert second.status == "authorized" and second.number == first.number + 1
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_on_a_phone_staff_send_a_correction_letter_and_the_next_starts_from_it(
+    live_server,
+    transactional_db,
+    fiscal_store,  # noqa: F811
+) -> None:
+    """360 px wide: the correction box fits, its button posts the order's form, the letter is registered in the
+    fiscal job (eager here) and listed, and the box opens again with that text (the SEFAZ keeps only the last)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    order = authorized_order()
+    letter = "Onde se lê transportadora Rápida, leia-se transportadora Veloz Ltda."
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
+            page.get_by_test_id("fiscal-correction-text").fill(letter)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            page.get_by_test_id("fiscal-correction-button").click()
+            expect(page.locator("ul.messagelist")).to_contain_text("Carta de correção enviada à SEFAZ.")
+            expect(page.get_by_test_id("fiscal-correction")).to_contain_text("Carta nº 1, registrada em")
+            expect(page.get_by_test_id("fiscal-correction-text")).to_have_value(letter)
+            fits, wide = fits_a_phone(page)
+            assert fits, wide
+        finally:
+            browser.close()
+    assert FiscalDocument.objects.get(order_ref=order.public_id).corrections.get().status == "registered"
 
 
 # The elements that stick out of a phone's screen (what makes the page scroll sideways), for the failure message.

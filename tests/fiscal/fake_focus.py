@@ -21,6 +21,13 @@ answers HTTP 200 with `status` "cancelado" (`status_sefaz` 135, `mensagem_sefaz`
 cancel as an event; https://flexdocs.net/guia-nfe/cancela-nfe): `authorized_at` holds each note's authorization
 time for that, and `cancel_refusals` makes the SEFAZ refuse a given ref (a note that already circulated, …). A
 DELETE of a note already cancelled answers the cancellation again (a replay cancels nothing twice).
+
+Carta de correção, in the shape of https://focusnfe.com.br/doc/#nfe_carta-de-correcao-eletronica: `POST
+/v2/nfe/REF/carta_correcao` with `{"correcao": "…"}` (15 to 1,000 characters, the SEFAZ's xCorrecao; else HTTP 400
+`requisicao_invalida`) answers synchronously HTTP 200 with `status` "autorizado", `status_sefaz` 135,
+`numero_carta_correcao` (the note's next nSeqEvento) and `caminho_xml_carta_correcao`/`caminho_pdf_carta_correcao`;
+from then on `GET /v2/nfe/REF` names that last letter with the same fields. `correction_refusals` makes the SEFAZ
+refuse a ref's letters ("erro_autorizacao", the note unchanged); a note not authorized answers 422.
 """
 
 from __future__ import annotations
@@ -121,6 +128,8 @@ class FakeFocusState:
     authorized_at: dict[str, datetime] = field(default_factory=dict)  # ref → when the SEFAZ authorized it
     cancel_refusals: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref → (status_sefaz, mensagem)
     cancel_bodies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # ref → every DELETE body
+    corrections: dict[str, list[str]] = field(default_factory=dict)  # ref → the texts of its registered letters
+    correction_refusals: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref → (status_sefaz, mensagem)
     number: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -186,7 +195,12 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(503, {"codigo": "erro_interno", "mensagem": "Serviço indisponível"})
             if not self._authorized():
                 return self._send(401, {"codigo": "nao_autorizado", "mensagem": "Token inválido"})
+            if url.path.startswith("/notas_fiscais/") and "/cartas_correcao/" in url.path:
+                return self._send(200, b"%PDF-1.4 fake carta de correcao", "application/pdf")
             if url.path.startswith("/arquivos/"):
+                if url.path.endswith(".xml") and "-cce-" in url.path:  # the letter's event (tpEvento 110110)
+                    return self._send(200, b"<procEventoNFe versao='1.00'><tpEvento>110110</tpEvento></procEventoNFe>",
+                                      "application/xml")  # fmt: skip
                 if url.path.endswith(".pdf"):
                     return self._send(200, b"%PDF-1.4 fake danfe", "application/pdf")
                 if url.path.endswith("-can.xml"):  # the cancellation event (procEventoNFe, tpEvento 110111)
@@ -204,6 +218,9 @@ class Handler(BaseHTTPRequestHandler):
                 state.notes[ref] = {"cnpj_emitente": CNPJ, "ref": ref, "status": "processando_autorizacao"}
                 return self._send(202, state.notes[ref])
             ref = url.path.removeprefix("/v2/nfe/")
+            if method == "POST" and ref.endswith("/carta_correcao"):
+                ref = ref.removesuffix("/carta_correcao")
+                return self._correct(ref, state.notes.get(ref), body if isinstance(body, dict) else {})
             note = state.notes.get(ref)
             if note is None:
                 return self._send(404, {"codigo": "nao_encontrado", "mensagem": "Nota fiscal não encontrada"})
@@ -238,6 +255,35 @@ class Handler(BaseHTTPRequestHandler):
         # GET of a cancelled note names the event's XML too (the crash-recovery poll reads it there)
         note.update(self._cancelled(ref))
         return self._send(200, self._cancelled(ref))
+
+    def _correct(self, ref: str, note: dict[str, Any] | None, body: dict[str, Any]) -> None:
+        state = self.state
+        text = body.get("correcao")
+        if note is None:
+            return self._send(404, {"codigo": "nao_encontrado", "mensagem": "Nota fiscal não encontrada"})
+        if not isinstance(text, str) or not 15 <= len(text) <= 1000:
+            return self._send(
+                400, {"codigo": "requisicao_invalida", "mensagem": "Correção deve ter de 15 a 1000 caracteres"}
+            )
+        if note["status"] != "autorizado":
+            return self._send(422, {"codigo": "nfe_nao_autorizada", "mensagem": "Nota não autorizada"})
+        refusal = state.correction_refusals.get(ref)
+        if refusal is not None:
+            return self._send(
+                200, {"status": "erro_autorizacao", "status_sefaz": refusal[0], "mensagem_sefaz": refusal[1]}
+            )
+        letters = state.corrections.setdefault(ref, [])
+        letters.append(text)
+        key = str(note.get("chave_nfe", "")).removeprefix("NFe")
+        letter = {
+            "numero_carta_correcao": len(letters),
+            "caminho_xml_carta_correcao": f"/arquivos/{CNPJ}/202612/XMLs/{key}-cce-{len(letters):02d}.xml",
+            "caminho_pdf_carta_correcao": f"/notas_fiscais/NFe{key}/cartas_correcao/{len(letters)}.pdf",
+        }
+        note.update(letter)  # GET names the last letter from now on
+        return self._send(
+            200, {"status": "autorizado", "status_sefaz": "135", "mensagem_sefaz": CANCELLED[1], **letter}
+        )
 
     def _cancelled(self, ref: str) -> dict[str, Any]:
         key = str(self.state.notes[ref].get("chave_nfe", "")).removeprefix("NFe")

@@ -340,3 +340,124 @@ def test_cancel_and_reissue_is_refused_after_24_hours_and_for_a_bad_justificatio
     assert f"NF-e de entrada (devolução) referenciando a chave {first.access_key}" in message
     assert FiscalJob.objects.filter(action="cancel").count() == 0
     assert [r for r in state.requests if r[0] == "DELETE"] == []
+
+
+def _ask_correction(text: str) -> object:
+    from django.db import transaction
+
+    from fiscal.services import document_request_correction
+
+    with transaction.atomic():
+        return document_request_correction(order_ref="order_test", text=text, actor="fiscal")
+
+
+LETTER = "Onde se lê transportadora Rápida, leia-se transportadora Veloz Ltda."
+
+
+def test_a_correction_letter_is_registered_at_focus_and_kept_with_its_files(focus) -> None:
+    """CC-e (event 110110): staff's text, cleaned to one line, goes in `POST /v2/nfe/REF/carta_correcao`; the
+    SEFAZ's number and the letter's XML and PDF are kept; the note itself does not change."""
+    from fiscal.models import FiscalCorrection
+
+    provider, state = focus
+    note = _authorized(provider)
+    first = _ask_correction("  " + LETTER.replace(" ", "\n  ", 1) + " ")
+    assert _ask_correction(LETTER).pk == first.pk  # a double click while the letter is at the SEFAZ adds nothing
+    job = FiscalJob.objects.get(action="correct")
+    assert (job.key, job.payload["text"]) == ("order_test:correct:1-1", LETTER)
+
+    assert _run(provider) == "corrected"
+    assert state.corrections["order_test-1"] == [LETTER]
+    assert ("POST", "/v2/nfe/order_test-1/carta_correcao") in state.requests
+    letter = FiscalCorrection.objects.get()
+    assert (letter.status, letter.number, letter.sefaz_status, letter.requested_by) == (
+        "registered",
+        1,
+        "135",
+        "fiscal",
+    )
+    with letter.xml.open("rb") as xml, letter.pdf.open("rb") as pdf:
+        assert b"<tpEvento>110110</tpEvento>" in xml.read() and pdf.read() == b"%PDF-1.4 fake carta de correcao"
+    note.refresh_from_db()
+    assert (note.status, note.number) == ("authorized", 1)
+
+    second = _ask_correction(LETTER + " Volumes: 2 caixas.")
+    assert second.sequence == 2 and FiscalJob.objects.get(key="order_test:correct:1-2").payload["known"] == 1
+    assert _run(provider) == "corrected"
+    second.refresh_from_db()
+    assert second.number == 2 and len(state.corrections["order_test-1"]) == 2
+
+
+def test_a_crash_after_focus_registered_the_letter_sends_it_once(focus) -> None:
+    """The POST went through, then the worker died before recording it: the job's next run reads the note's last
+    letter (GET), finds one numbered past the known one, and records it — no second letter at the SEFAZ."""
+    from fiscal.models import FiscalCorrection
+
+    provider, state = focus
+    _authorized(provider)
+    _ask_correction(LETTER)
+    job = FiscalJob.objects.get(action="correct")
+    FiscalJob.objects.filter(pk=job.pk).update(attempts=1)  # what the lease wrote before the call
+    provider.correct(ref="order_test-1", text=LETTER)  # then the crash
+
+    assert job_run(job_id=job.pk, provider=provider) == "corrected"
+    assert state.corrections["order_test-1"] == [LETTER]
+    assert FiscalCorrection.objects.get().number == 1
+    assert job_run(job_id=job.pk, provider=provider) == "skipped"  # the task delivered twice
+
+
+def test_a_letter_the_sefaz_refuses_is_recorded_with_its_reason_and_the_next_one_can_be_asked(focus) -> None:
+    from fiscal.models import FiscalCorrection
+
+    provider, state = focus
+    _authorized(provider)
+    state.correction_refusals["order_test-1"] = ("573", "Rejeição: Duplicidade de evento")
+    _ask_correction(LETTER)
+    assert _run(provider) == "correction_refused"
+    refused = FiscalCorrection.objects.get()
+    assert (refused.status, refused.number, refused.sefaz_status, refused.sefaz_reason) == (
+        "refused",
+        None,
+        "573",
+        "Rejeição: Duplicidade de evento",
+    )
+    del state.correction_refusals["order_test-1"]
+    again = _ask_correction(LETTER)
+    assert again.sequence == 2
+    assert _run(provider) == "corrected"
+
+
+def test_a_correction_is_refused_before_any_call_when_the_sefaz_would_refuse_it(focus) -> None:
+    from fiscal.models import CORRECTION_LIMIT, FiscalCorrection, FiscalDocument
+    from fiscal.services import CorrectionRefused
+
+    provider, state = focus
+    request_issue()
+    with pytest.raises(CorrectionRefused, match="não tem NF-e autorizada"):  # not authorized yet
+        _ask_correction(LETTER)
+    _run(provider)
+    assert _run(provider) == "authorized"
+    for text, length in (("volumes: 2", 10), ("x" * 1001, 1001), (" \n ", 0)):
+        with pytest.raises(CorrectionRefused) as refused:
+            _ask_correction(text)
+        assert str(refused.value) == (
+            f"Texto da carta de correção: escreva de 15 a 1000 caracteres (tem {length}), por exemplo “Onde se lê "
+            "Rua das Flores, 12, leia-se Rua das Flores, 120”."
+        )
+    _ask_correction(LETTER)
+    with pytest.raises(CorrectionRefused, match="ainda está na SEFAZ"):  # another text while one is in flight
+        _ask_correction(LETTER + " Mais.")
+    _run(provider)
+    with pytest.raises(CorrectionRefused, match="é o da última carta registrada"):
+        _ask_correction(LETTER)
+    document = FiscalDocument.objects.get()
+    FiscalCorrection.objects.bulk_create(
+        FiscalCorrection(document=document, sequence=n, number=n, text=f"{LETTER} {n}", status="registered")
+        for n in range(2, CORRECTION_LIMIT + 1)
+    )
+    with pytest.raises(CorrectionRefused, match="já tem 20 cartas de correção, o máximo da SEFAZ"):
+        _ask_correction(LETTER + " Outra.")
+    assert FiscalJob.objects.filter(action="correct").count() == 1
+    assert [r for r in state.requests if r[1].endswith("/carta_correcao")] == [
+        ("POST", "/v2/nfe/order_test-1/carta_correcao")
+    ]

@@ -295,3 +295,26 @@ def test_cancel_and_reissue_of_an_nfe_needs_the_nfe_permission(client: Client, f
     assert fiscal.post(url, form).status_code == 302
     assert FiscalJob.objects.filter(action="cancel").count() == 1
     assert OrderEvent.objects.filter(order=order, kind="fiscal_cancel_requested", actor="fiscal").exists()
+
+
+def test_a_correction_letter_needs_the_nfe_permission(client: Client, fiscal_store: None) -> None:  # noqa: F811
+    """A carta de correção is a fiscal event at the SEFAZ: only staff with the NF-e permission see its box, and a
+    crafted POST of anyone else changes nothing."""
+    from fiscal.services import job_run
+
+    order = fiscal_paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    url = f"/admin/fiscal/{order.public_id}/correction/"
+    form = {"nfe_correcao": "Onde se lê transportadora Rápida, leia-se transportadora Veloz Ltda."}
+    assert "/admin/login/" in client.post(url, form)["Location"]  # not staff: the login page
+    clerk = _staff("atend", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
+    assert 'name="nfe_correcao"' not in clerk.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    refused = clerk.post(url, form)
+    assert refused.status_code == 403 and "Sem permissão" in refused.content.decode()
+    assert not FiscalJob.objects.filter(action="correct").exists()
+
+    fiscal = _staff("fiscal", "orders.view_order", "fiscal.view_fiscaldocument", "fiscal.issue_fiscaldocument")
+    assert 'name="nfe_correcao"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert fiscal.post(url, form).status_code == 302
+    assert FiscalJob.objects.filter(action="correct").count() == 1
+    assert OrderEvent.objects.filter(order=order, kind="fiscal_correction_requested", actor="fiscal").exists()

@@ -438,3 +438,66 @@ def test_a_cancel_the_sefaz_refuses_keeps_the_note_and_staff_read_why(admin_clie
     admin_client.post(url, {"nfe_justificativa": JUSTIFICATION})  # staff may ask again: a new job, a new key
     keys = list(FiscalJob.objects.filter(action="cancel").values_list("key", flat=True))
     assert keys == [f"{order.public_id}:cancel:1", f"{order.public_id}:cancel:1-2"]
+
+
+CORRECTION = "Onde se lê transportadora Rápida, leia-se transportadora Veloz Ltda."
+
+
+def test_the_order_page_sends_a_correction_letter_and_the_buyer_gets_its_pdf(
+    admin_client,
+    client,
+    fiscal_store,  # noqa: F811
+) -> None:
+    """After the 24 h of a cancel, what a letter may fix: staff type it on the order page, the fiscal job registers
+    it (sandbox provider), the panel lists it with its PDF and XML, the next letter starts from its text (the SEFAZ
+    keeps only the last one), the timeline says so, and the buyer's page links the letter in force."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from orders.models import OrderEvent
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    FiscalDocument.objects.update(issued_at=timezone.now() - timedelta(days=3))
+    document = FiscalDocument.objects.get()
+    change = f"/admin/orders/order/{order.pk}/change/"
+    url = f"/admin/fiscal/{order.public_id}/correction/"
+    page = admin_client.get(change).content.decode()
+    assert f'formaction="{url}" formmethod="post"' in page  # posts the order's form: no nested <form>
+    assert 'name="nfe_correcao"' in page and "A SEFAZ guarda só a última carta" in page
+
+    response = admin_client.post(url, {"nfe_correcao": "volumes: 2"}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Texto da carta de correção: escreva de 15 a 1000 caracteres (tem 10), por exemplo “Onde se lê Rua das "
+        "Flores, 12, leia-se Rua das Flores, 120”."
+    ]
+    assert not FiscalJob.objects.filter(action="correct").exists()
+
+    response = admin_client.post(url, {"nfe_correcao": CORRECTION}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Carta de correção enviada à SEFAZ. A resposta aparece no quadro da NF-e e na linha do tempo do pedido em "
+        "instantes."
+    ]
+    page = response.content.decode()
+    assert f"Enviada à SEFAZ, aguardando a resposta: <q>{CORRECTION}</q>" in page
+    assert 'name="nfe_correcao"' not in page  # one letter at a time
+
+    assert job_run(job_id=FiscalJob.objects.get(action="correct").pk) == "corrected"
+    page = admin_client.get(change).content.decode()
+    pdf, xml = (f"/fiscal/d/{document.download_token}/cce-1-{kind}" for kind in ("pdf", "xml"))
+    assert f'<a href="{pdf}">PDF</a> · <a href="{xml}">XML</a>: <q>{CORRECTION}</q>' in page
+    assert f'data-testid="fiscal-correction-text">{CORRECTION}</textarea>' in page  # the next one starts from it
+    event = b"".join(admin_client.get(xml).streaming_content).decode()
+    assert "<tpEvento>110110</tpEvento>" in event and f"<xCorrecao>{CORRECTION}</xCorrecao>" in event
+    download = client.get(pdf)
+    assert download["Content-Type"] == "application/pdf"
+    assert b"".join(download.streaming_content).startswith(b"%PDF")
+    assert client.get(f"/fiscal/d/{document.download_token}/cce-2-pdf").status_code == 404  # no such letter
+    assert list(
+        OrderEvent.objects.filter(order=order, kind__startswith="fiscal_corr").values_list("kind", "actor")
+    ) == [("fiscal_correction_requested", "admin"), ("fiscal_corrected", "")]
+    buyer = client.get(order.permalink_url).content.decode()
+    assert f'href="{pdf}" class="tap-link" data-testid="correction-link"' in buyer
+    nfe_page = admin_client.get(f"/admin/fiscal/fiscaldocument/{document.pk}/change/").content.decode()
+    assert f'<a href="{xml}">XML da carta de correção nº 1</a>' in nfe_page
