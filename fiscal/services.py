@@ -223,15 +223,21 @@ JUSTIFICATION_MIN, JUSTIFICATION_MAX = 15, 255  # SEFAZ's xJust of the cancel ev
 def justification_clean(text: str) -> str:
     """The justification as the SEFAZ takes it: no line breaks, tabs or spaces at the ends (rejected otherwise).
     Raises CancelReissueRefused naming the field when it is not 15 to 255 characters."""
+    return _one_line(
+        text, JUSTIFICATION_MIN, JUSTIFICATION_MAX, CancelReissueRefused,
+        gettext(
+            "Justificativa do cancelamento: escreva de %(min)d a %(max)d caracteres (tem %(length)d), por exemplo "
+            "“CPF do destinatário informado errado”."
+        ),
+    )  # fmt: skip
+
+
+def _one_line(text: str, low: int, high: int, refusal: type[Exception], message: str) -> str:
+    """`text` as the SEFAZ takes an event's free text: one line, no spaces at the ends (rejected otherwise), `low`
+    to `high` characters; else `refusal` with `message` (formatted with min, max and length)."""
     cleaned = " ".join((text or "").split())
-    if not JUSTIFICATION_MIN <= len(cleaned) <= JUSTIFICATION_MAX:
-        raise CancelReissueRefused(
-            gettext(
-                "Justificativa do cancelamento: escreva de %(min)d a %(max)d caracteres (tem %(length)d), por exemplo "
-                "“CPF do destinatário informado errado”."
-            )
-            % {"min": JUSTIFICATION_MIN, "max": JUSTIFICATION_MAX, "length": len(cleaned)}
-        )
+    if not low <= len(cleaned) <= high:
+        raise refusal(message % {"min": low, "max": high, "length": len(cleaned)})
     return cleaned
 
 
@@ -298,16 +304,13 @@ class CorrectionRefused(Exception):
 def correction_clean(text: str) -> str:
     """The correction as the SEFAZ takes it (xCorrecao: one line, 15 to 1,000 characters). Raises CorrectionRefused
     naming the field."""
-    cleaned = " ".join((text or "").split())
-    if not CORRECTION_MIN <= len(cleaned) <= CORRECTION_MAX:
-        raise CorrectionRefused(
-            gettext(
-                "Texto da carta de correção: escreva de %(min)d a %(max)d caracteres (tem %(length)d), por exemplo "
-                "“Onde se lê Rua das Flores, 12, leia-se Rua das Flores, 120”."
-            )
-            % {"min": CORRECTION_MIN, "max": CORRECTION_MAX, "length": len(cleaned)}
-        )
-    return cleaned
+    return _one_line(
+        text, CORRECTION_MIN, CORRECTION_MAX, CorrectionRefused,
+        gettext(
+            "Texto da carta de correção: escreva de %(min)d a %(max)d caracteres (tem %(length)d), por exemplo "
+            "“Onde se lê Rua das Flores, 12, leia-se Rua das Flores, 120”."
+        ),
+    )  # fmt: skip
 
 
 def document_request_correction(*, order_ref: str, text: str, actor: str = "") -> FiscalCorrection:

@@ -136,31 +136,40 @@ def nfe_xml(
     return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
 
 
-def cancel_event_xml(*, access_key: str, protocol: str, justification: str, at: datetime, production: bool) -> bytes:
-    """The cancellation event as the SEFAZ registers it (procEventoNFe, tpEvento 110111, MOC 7.0 "Eventos"): what
-    the issuer keeps with the note's XML (the accountant asks for both)."""
+def _event_xml(
+    *, access_key: str, kind: str, sequence: int, at: datetime, production: bool, detail: tuple[tuple[str, str], ...]
+) -> bytes:
+    """An NF-e event as the SEFAZ registers it (procEventoNFe, MOC 7.0 "Eventos"): the event `kind` (tpEvento) with
+    its nSeqEvento and detEvento, and the SEFAZ's answer (135, registered)."""
     at = local_time(at)
     ET.register_namespace("", NFE_NS)
     proc = ET.Element(f"{{{NFE_NS}}}procEventoNFe", versao="1.00")
     event = ET.SubElement(proc, f"{{{NFE_NS}}}evento", versao="1.00")
-    inf = ET.SubElement(event, f"{{{NFE_NS}}}infEvento", Id=f"ID110111{access_key}01")
+    inf = ET.SubElement(event, f"{{{NFE_NS}}}infEvento", Id=f"ID{kind}{access_key}{sequence:02d}")
     for tag, value in (
         ("tpAmb", "1" if production else "2"),
         ("CNPJ", access_key[6:20]),
         ("chNFe", access_key),
         ("dhEvento", at.isoformat()),
-        ("tpEvento", "110111"),
-        ("nSeqEvento", "1"),
+        ("tpEvento", kind),
+        ("nSeqEvento", str(sequence)),
     ):
         _sub(inf, tag, value)
-    detail = ET.SubElement(inf, f"{{{NFE_NS}}}detEvento", versao="1.00")
-    for tag, value in (("descEvento", "Cancelamento"), ("nProt", protocol), ("xJust", justification)):
-        _sub(detail, tag, value)
+    det = ET.SubElement(inf, f"{{{NFE_NS}}}detEvento", versao="1.00")
+    for tag, value in detail:
+        _sub(det, tag, value)
     answer = ET.SubElement(ET.SubElement(proc, f"{{{NFE_NS}}}retEvento", versao="1.00"), f"{{{NFE_NS}}}infEvento")
-    for tag, value in (("chNFe", access_key), ("tpEvento", "110111"), ("cStat", "135")):
+    for tag, value in (("chNFe", access_key), ("tpEvento", kind), ("nSeqEvento", str(sequence)), ("cStat", "135")):
         _sub(answer, tag, value)
     _sub(answer, "xMotivo", "Evento registrado e vinculado a NF-e")
     return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
+
+
+def cancel_event_xml(*, access_key: str, protocol: str, justification: str, at: datetime, production: bool) -> bytes:
+    """The cancellation event (tpEvento 110111): what the issuer keeps with the note's XML (the accountant asks for
+    both)."""
+    detail = (("descEvento", "Cancelamento"), ("nProt", protocol), ("xJust", justification))
+    return _event_xml(access_key=access_key, kind="110111", sequence=1, at=at, production=production, detail=detail)
 
 
 # xCondUso of the CC-e (CCe_v1.00.xsd fixes it, without accents): the conditions of use the letter carries.
@@ -174,33 +183,11 @@ CORRECTION_CONDITIONS = (
 
 
 def correction_event_xml(*, access_key: str, number: int, text: str, at: datetime, production: bool) -> bytes:
-    """A carta de correção as the SEFAZ registers it (procEventoNFe, tpEvento 110110, its nSeqEvento `number`)."""
-    at = local_time(at)
-    ET.register_namespace("", NFE_NS)
-    proc = ET.Element(f"{{{NFE_NS}}}procEventoNFe", versao="1.00")
-    event = ET.SubElement(proc, f"{{{NFE_NS}}}evento", versao="1.00")
-    inf = ET.SubElement(event, f"{{{NFE_NS}}}infEvento", Id=f"ID110110{access_key}{number:02d}")
-    for tag, value in (
-        ("tpAmb", "1" if production else "2"),
-        ("CNPJ", access_key[6:20]),
-        ("chNFe", access_key),
-        ("dhEvento", at.isoformat()),
-        ("tpEvento", "110110"),
-        ("nSeqEvento", str(number)),
-    ):
-        _sub(inf, tag, value)
-    detail = ET.SubElement(inf, f"{{{NFE_NS}}}detEvento", versao="1.00")
-    for tag, value in (
-        ("descEvento", "Carta de Correcao"),
-        ("xCorrecao", text),
-        ("xCondUso", CORRECTION_CONDITIONS),
-    ):
-        _sub(detail, tag, value)
-    answer = ET.SubElement(ET.SubElement(proc, f"{{{NFE_NS}}}retEvento", versao="1.00"), f"{{{NFE_NS}}}infEvento")
-    for tag, value in (("chNFe", access_key), ("tpEvento", "110110"), ("nSeqEvento", str(number)), ("cStat", "135")):
-        _sub(answer, tag, value)
-    _sub(answer, "xMotivo", "Evento registrado e vinculado a NF-e")
-    return ET.tostring(proc, encoding="utf-8", xml_declaration=True)
+    """A carta de correção (tpEvento 110110, its nSeqEvento `number`)."""
+    detail = (("descEvento", "Carta de Correcao"), ("xCorrecao", text), ("xCondUso", CORRECTION_CONDITIONS))
+    return _event_xml(
+        access_key=access_key, kind="110110", sequence=number, at=at, production=production, detail=detail
+    )
 
 
 def correction_pdf(*, access_key: str, number: int, text: str, at: datetime, production: bool) -> bytes:

@@ -271,14 +271,19 @@ class FocusNFeProvider:
             sefaz_reason=str(data.get("mensagem", "recusada pelo Focus NFe"))[:500],
         )  # fmt: skip
 
-    def status(self, *, ref: str) -> ProviderResult | None:
+    def _note(self, ref: str) -> dict[str, Any] | None:
+        """`GET /v2/nfe/REF`: the note as Focus knows it; None when it never heard of it."""
         response = self._request("GET", f"/v2/nfe/{ref}")
         if response.status_code == 404:
             return None
         data = self._json(response)
         if response.status_code != 200:
             raise ProviderUnavailable(f"consulta recusada pelo Focus NFe (HTTP {response.status_code})")
-        return self.result_from_webhook(body=data)
+        return data
+
+    def status(self, *, ref: str) -> ProviderResult | None:
+        data = self._note(ref)
+        return None if data is None else self.result_from_webhook(body=data)
 
     def cancel(self, *, ref: str, justification: str) -> ProviderResult:
         response = self._request("DELETE", f"/v2/nfe/{ref}", json={"justificativa": justification})
@@ -308,13 +313,8 @@ class FocusNFeProvider:
         )  # fmt: skip
 
     def last_correction(self, *, ref: str) -> CorrectionResult | None:
-        response = self._request("GET", f"/v2/nfe/{ref}")
-        if response.status_code == 404:
-            return None
-        data = self._json(response)
-        if response.status_code != 200:
-            raise ProviderUnavailable(f"consulta recusada pelo Focus NFe (HTTP {response.status_code})")
-        return _correction(data) if _int_or_none(data.get("numero_carta_correcao")) else None
+        data = self._note(ref)
+        return _correction(data) if data is not None and _int_or_none(data.get("numero_carta_correcao")) else None
 
     def download(self, *, path: str) -> bytes:
         if not path.startswith("/") or path.startswith("//"):
