@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 from datetime import timedelta
+from typing import Any
 
 from celery import shared_task
 from django.db import OperationalError
@@ -67,13 +68,17 @@ def process_pix_webhook(self, event_id: int) -> str:
     try:
         return settlement.pix_webhook_event_process(event_id=event_id)
     except _RETRYABLE as exc:
-        if self.request.is_eager:
-            # No broker (development): the reconcile beat re-processes inbox rows left unprocessed.
-            logger.warning("Pix inbox event %s left for the reconcile beat: %s", event_id, exc)
-            return "retry_later"
-        # Exponential backoff with jitter (1 s … 10 min); after 8 retries the row waits for reconcile.
-        countdown = min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)
-        raise self.retry(exc=exc, countdown=countdown) from exc
+        return _inbox_retry(self, exc, "Pix inbox event", event_id)
+
+
+def _inbox_retry(task: Any, exc: Exception, what: str, event_id: int) -> str:
+    """An inbox row whose processing failed for a passing reason: retried with exponential backoff and jitter
+    (1 s … 10 min); after the task's retries, or with no broker (development, eager), the row is left to the sweep
+    that re-processes unprocessed rows."""
+    if task.request.is_eager:
+        logger.warning("%s %s left for the sweep: %s", what, event_id, exc)
+        return "retry_later"
+    raise task.retry(exc=exc, countdown=min(2**task.request.retries, 600) * random.uniform(0.5, 1.0)) from exc
 
 
 @shared_task(
@@ -88,10 +93,7 @@ def process_recurrence_webhook(self, event_id: int) -> str:
     try:
         return pix_recurrence_event_process(event_id=event_id)
     except _RETRYABLE as exc:
-        if self.request.is_eager:
-            logger.warning("recurrence inbox event %s left unprocessed: %s", event_id, exc)
-            return "retry_later"
-        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)) from exc
+        return _inbox_retry(self, exc, "recurrence inbox event", event_id)
 
 
 @shared_task(name="payments.tasks.reprocess_recurrence_webhooks", acks_late=True)
@@ -112,10 +114,7 @@ def process_recurring_charge_webhook(self, event_id: int) -> str:
     try:
         return pix_recurring_charge_event_process(event_id=event_id)
     except _RETRYABLE as exc:
-        if self.request.is_eager:
-            logger.warning("cobr inbox event %s left unprocessed: %s", event_id, exc)
-            return "retry_later"
-        raise self.retry(exc=exc, countdown=min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)) from exc
+        return _inbox_retry(self, exc, "cobr inbox event", event_id)
 
 
 @shared_task(name="payments.tasks.reconcile_recurring_charges", acks_late=True)
@@ -237,10 +236,7 @@ def process_card_webhook(self, event_id: int) -> str:
         return card_webhook_event_process(event_id=event_id)
     except (GatewayUnavailable, OperationalError) as exc:
         CardWebhookEvent.objects.filter(pk=event_id).update(last_error=str(exc)[:500])
-        if self.request.is_eager:
-            return "retry_later"  # no broker: reconcile_card_payments processes the row again
-        countdown = min(2**self.request.retries, 600) * random.uniform(0.5, 1.0)
-        raise self.retry(exc=exc, countdown=countdown) from exc
+        return _inbox_retry(self, exc, "card inbox event", event_id)  # the sweep: reconcile_card_payments
 
 
 @shared_task(bind=True, name="payments.tasks.execute_card_refund", max_retries=None, acks_late=True)
