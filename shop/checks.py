@@ -65,3 +65,23 @@ def mcp_answers_the_public_host(app_configs: Any = None, **kwargs: Any) -> list[
             id="shop.W002",
         )
     ]
+
+
+@register(deploy=True)
+def nfe_not_simulated_in_production(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    """FISCAL_PROVIDER defaults to the local sandbox, which "authorizes" every NF-e itself: in production the buyers
+    would be e-mailed notas fiscais that no SEFAZ ever saw (in the *produção* environment without "sem valor
+    fiscal" on the DANFE)."""
+    if getattr(settings, "DEBUG", False) or getattr(settings, "FISCAL_ISSUE_ON", "paid") == "off":
+        return []
+    if getattr(settings, "FISCAL_PROVIDER", "sandbox") != "sandbox":
+        return []
+    return [
+        Warning(
+            "FISCAL_PROVIDER=sandbox with DEBUG off: every paid order gets a simulated NF-e that no SEFAZ authorized, "
+            "e-mailed to the buyer as its nota fiscal.",
+            hint="Set FISCAL_PROVIDER=focusnfe with FISCAL_FOCUSNFE_TOKEN and FISCAL_WEBHOOK_SECRET, or "
+            "FISCAL_ISSUE_ON=off if the shop issues no NF-e.",
+            id="shop.W003",
+        )
+    ]

@@ -64,3 +64,12 @@ def test_check_deploy_warns_when_mcp_refuses_the_public_host(tmp_path: Path) -> 
         tmp_path, BCP_PUBLIC_URL="https://loja.example.com.br:8443", BCP_MCP_ALLOWED_HOSTS="loja.example.com.br:*"
     )
     assert "shop.W002" not in port.stderr
+
+
+def test_check_deploy_warns_when_nfe_would_be_simulated(tmp_path: Path) -> None:
+    """.env.example left FISCAL_PROVIDER at its default, the local sandbox: a deploy from it e-mailed buyers NF-e that
+    no SEFAZ authorized, and check --deploy said nothing."""
+    result = check_deploy(tmp_path, FISCAL_PROVIDER="sandbox")
+    assert result.returncode == 0
+    assert "(shop.W003) FISCAL_PROVIDER=sandbox with DEBUG off: every paid order gets a simulated NF-e" in result.stderr
+    assert "shop.W003" not in check_deploy(tmp_path, FISCAL_PROVIDER="sandbox", FISCAL_ISSUE_ON="off").stderr
