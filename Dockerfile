@@ -43,5 +43,5 @@ EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
 # WEB_CONCURRENCY: uvicorn worker processes; FORWARDED_ALLOW_IPS: the proxy addresses or networks trusted for
-# X-Forwarded-* (uvicorn reads both from the environment; unset, only 127.0.0.1; never `*`, README "Security").
+# X-Forwarded-* (uvicorn reads both from the environment; unset, only 127.0.0.1 and ::1; never `*`, README "Security").
 CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers", "--no-access-log"]

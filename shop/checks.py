@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
@@ -42,5 +43,45 @@ def proxy_headers_trusted_from_proxies_only(app_configs: Any = None, **kwargs: A
             hint="Name only the TLS proxy or load balancer (addresses or networks, e.g. the compose network "
             "172.30.0.0/24 of docker-compose.yml).",
             id="shop.W001",
+        )
+    ]
+
+
+@register(deploy=True)
+def mcp_answers_the_public_host(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    """The MCP endpoint checks the Host header against BCP_MCP_ALLOWED_HOSTS (the SDK's DNS-rebinding protection,
+    same rule: an exact host, or `host:*` for any port): without the host of BCP_PUBLIC_URL every agent's MCP call
+    is refused with 421, while the profile advertises that endpoint."""
+    public = getattr(settings, "BCP_PUBLIC_URL", "")
+    host = urlsplit(public).netloc
+    allowed = list(getattr(settings, "BCP_MCP_ALLOWED_HOSTS", []))
+    if not host or host in allowed or any(a.endswith(":*") and host.startswith(a[:-2] + ":") for a in allowed):
+        return []
+    return [
+        Warning(
+            f"BCP_MCP_ALLOWED_HOSTS does not name {host}, the host of BCP_PUBLIC_URL: every MCP call to "
+            f"{public}/bcp/mcp is refused (421).",
+            hint=f"Add it: BCP_MCP_ALLOWED_HOSTS={host} (comma-separated; `name:*` for any port).",
+            id="shop.W002",
+        )
+    ]
+
+
+@register(deploy=True)
+def nfe_not_simulated_in_production(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    """FISCAL_PROVIDER defaults to the local sandbox, which "authorizes" every NF-e itself: in production the buyers
+    would be e-mailed notas fiscais that no SEFAZ ever saw (in the *produção* environment without "sem valor
+    fiscal" on the DANFE)."""
+    if getattr(settings, "DEBUG", False) or getattr(settings, "FISCAL_ISSUE_ON", "paid") == "off":
+        return []
+    if getattr(settings, "FISCAL_PROVIDER", "sandbox") != "sandbox":
+        return []
+    return [
+        Warning(
+            "FISCAL_PROVIDER=sandbox with DEBUG off: every paid order gets a simulated NF-e that no SEFAZ authorized, "
+            "e-mailed to the buyer as its nota fiscal.",
+            hint="Set FISCAL_PROVIDER=focusnfe with FISCAL_FOCUSNFE_TOKEN and FISCAL_WEBHOOK_SECRET, or "
+            "FISCAL_ISSUE_ON=off if the shop issues no NF-e.",
+            id="shop.W003",
         )
     ]

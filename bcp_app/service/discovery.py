@@ -37,8 +37,7 @@ from bcp_app.protocol.names import (
 )
 from bcp_app.protocol.permalink import endpoint_url
 from bcp_app.service.trust import access_config
-from payments.brcode import BRCodeError, merchant_text
-from payments.merchant import pix_merchant
+from payments.merchant import pix_merchant_as_shown
 from shop.checkout.services import boleto_offered
 from shop.store.services import store_get
 
@@ -134,15 +133,6 @@ def pix_discount_config() -> dict[str, Any] | None:
 
 
 @lru_cache(maxsize=64)  # a function of its arguments alone, asked twice on every checkout answer (issue 34)
-def _as_the_payer_sees_it(text: str, limit: int) -> str:
-    """PIX.md §1.1: what the payer's bank app shows, i.e. the BR Code's field (ASCII, upper case, cut to the EMV
-    limit), not the store settings' spelling ("São Paulo" → "SAO PAULO")."""
-    try:
-        return merchant_text(text, limit)
-    except BRCodeError:  # nothing ASCII in it: the BR Code cannot be made either, the settings are wrong
-        return text[:limit]
-
-
 def pix_handler_id() -> str:
     return settings.PIX_HANDLER_ID
 
@@ -157,7 +147,7 @@ def boleto_handler_id() -> str:
 
 def pix_handler_entry() -> dict[str, Any]:
     """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
-    merchant_name, merchant_city = pix_merchant()
+    merchant_name, merchant_city = pix_merchant_as_shown()
     entry = {
         "id": pix_handler_id(),
         "version": PROTOCOL_VERSION,
@@ -169,8 +159,8 @@ def pix_handler_entry() -> dict[str, Any]:
             "charge_kind": "cob",
             "key_type": _pix_key_type(settings.PIX_KEY),
             "expiration_seconds": settings.PIX_EXPIRATION_SECONDS,
-            "merchant_name": _as_the_payer_sees_it(merchant_name, 25),
-            "merchant_city": _as_the_payer_sees_it(merchant_city, 15),
+            "merchant_name": merchant_name,
+            "merchant_city": merchant_city,
             "min_amount": settings.PIX_MIN_AMOUNT,
             "max_amount": settings.PIX_MAX_AMOUNT,
         },

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_normalize, phone_valid, tax_id_normalize
 from kernel.money import MoneyField, format_brl
+from payments.merchant import pix_merchant_as_shown
 from shop.admin.br_fields import clean_cep, clean_uf
 from shop.admin.catalog_forms import PhotoField
 from shop.invoicing.lifecycle import fiscal_retry_blocked_soon
@@ -204,12 +205,14 @@ DEMO_PIX_KEY = "7d9f0335-8dcc-4054-9bf9-0dbd61d36906"  # config/settings/commerc
 
 def _pix_text() -> str:
     """Where the Pix money goes and what the payer's bank app shows: set by whoever installed the store, so the
-    merchant, who looked for a "chave Pix" field here (QA walk), at least sees it and whom to ask."""
+    merchant, who looked for a "chave Pix" field here (QA walk), at least sees it and whom to ask. The name and city
+    are the BR Code's: the razão social and city saved here, else PIX_MERCHANT_NAME / PIX_MERCHANT_CITY."""
+    name, city = pix_merchant_as_shown()
     text = gettext(
-        "Pix: os pagamentos vão para a chave %(key)s, e o app do banco de quem paga mostra “%(name)s — %(city)s”. "
-        "A chave, o nome e a cidade são definidos pelo técnico que instalou a loja, com o banco ou intermediário "
-        "do Pix; para mudá-los, fale com ele."
-    ) % {"key": settings.PIX_KEY, "name": settings.PIX_MERCHANT_NAME, "city": settings.PIX_MERCHANT_CITY}
+        "Pix: os pagamentos vão para a chave %(key)s, e o app do banco de quem paga mostra “%(name)s — %(city)s” "
+        "(a razão social e a cidade desta página, sem acentos, em maiúsculas e no limite de letras do Pix). A chave "
+        "é definida pelo técnico que instalou a loja, com o banco ou intermediário do Pix; para mudá-la, fale com ele."
+    ) % {"key": settings.PIX_KEY, "name": name, "city": city}
     if settings.BCP_PIX_SANDBOX:
         text += " " + gettext("Ambiente de testes: os Pix são simulados e nenhum dinheiro é recebido.")
     elif settings.PIX_KEY == DEMO_PIX_KEY:

@@ -6,10 +6,13 @@ BCP-MCP-01/02/05/07, BCP-ERR-04/05.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bcp_app.transports.mcp.tools import all_tools
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.test_mcp_helpers import mcp_client, raw_post, run, tools_call
 
@@ -64,6 +67,28 @@ def undescribed(schema: Any, where: str = "$") -> list[str]:
         for index, value in enumerate(schema):
             missing += undescribed(value, f"{where}[{index}]")
     return missing
+
+
+def _meta_required(schema: dict[str, Any]) -> list[str]:
+    if "meta" not in schema.get("properties", {}):
+        return []
+    return schema["$defs"][schema["properties"]["meta"]["$ref"].rsplit("/", 1)[-1]]["required"]
+
+
+def test_readme_lists_every_tool_and_the_ones_that_need_an_idempotency_key() -> None:
+    """The README's "Tool names are a release commitment" is what tools/list publishes: the BCP tools, the typed
+    catalogue tools, and which tools require meta["idempotency-key"] (it said "complete and cancel", while
+    cancel_order and request_return require it too)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("**Tool names are a release commitment.**", 1)[1].split("\n- Versioning", 1)[0]
+    bcp, typed = section.split("\n- Typed catalogue tools", 1)
+    keyed_text, listed = bcp.split("):", 1)
+    tools = {tool.name: tool for tool in all_tools()}
+    assert set(re.findall(r"`([a-z_.]+)`", listed)) == BCP_TOOLS
+    assert set(re.findall(r"`([a-z_]+\.[a-z_]+)`", typed.split("Answers are", 1)[0])) == TYPED_TOOLS
+    assert set(tools) == BCP_TOOLS | TYPED_TOOLS
+    keyed = {name for name, tool in tools.items() if "idempotency-key" in _meta_required(tool.input_schema)}
+    assert set(re.findall(r"`([a-z_.]+)`", keyed_text)) == keyed
 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])

@@ -11,9 +11,11 @@ webhook at the profile's `config.webhook_url`. If a README step stops working, t
 from __future__ import annotations
 
 import io
+import json
 import re
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -88,10 +90,18 @@ def walk(live_mcp: Any, fake_platform: FakePlatform, bcp_settings: Any, transact
     celery_app.conf.task_always_eager = saved
 
 
+def readme_first_update() -> dict[str, Any]:
+    """The README's REST example of the first update (the JSON block after "The first update, as")."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rest = readme.split("\n### REST\n", 1)[1].split("\n### ", 1)[0]
+    return json.loads(rest.split("The first update, as", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
+
+
 def _with_choice(checkout: dict[str, Any], state: dict[str, Any], option: str) -> dict[str, Any]:
     """The README's second update: the method again with its id, destination id and selected option."""
     method = checkout["fulfillment"]["methods"][0]
     destination = method["destinations"][0]["id"]
+    address = state["fulfillment"]["methods"][0]["destinations"][0]
     return {
         **state,
         "payment": {"instruments": [PIX]},
@@ -101,7 +111,7 @@ def _with_choice(checkout: dict[str, Any], state: dict[str, Any], option: str) -
                     "id": method["id"],
                     "type": "shipping",
                     "line_item_ids": method["line_item_ids"],
-                    "destinations": [{**ADDRESS, "id": destination}],
+                    "destinations": [{**address, "id": destination}],
                     "selected_destination_id": destination,
                     "groups": [{"id": method["groups"][0]["id"], "selected_option_id": option}],
                 }
@@ -197,20 +207,19 @@ def test_readme_rest_walk_buys_with_pix_bcp_chk_01(walk: Walk, fake_platform: Fa
         headers={"BCP-Agent": f'profile="{walk.profile_url}"', "Authorization": f"Bearer {walk.api_key}"},
     )
     sku = rest.post("/catalog/search", json={"query": "café"}).json()["products"][0]["variants"][0]["id"]
+    state = readme_first_update()  # the README's JSON, as a developer would paste it
+    assert state["line_items"][0]["item"]["id"] == sku
     created = rest.post(
         "/checkout-sessions",
         headers={"Idempotency-Key": str(uuid.uuid4())},
-        json={"line_items": [{"item": {"id": sku}, "quantity": 1}], "buyer": {"email": BUYER["email"]}},
+        json={"line_items": [{"item": {"id": sku}, "quantity": 2}], "buyer": {"email": BUYER["email"]}},
     )
     assert created.status_code == 201
     checkout_id = created.json()["id"]
-    state = {
-        "line_items": [{"id": created.json()["line_items"][0]["id"], "item": {"id": sku}, "quantity": 1}],
-        "buyer": BUYER,
-        "discounts": {"codes": ["BEMVINDO10"]},
-        "fulfillment": {"methods": [{"type": "shipping", "destinations": [ADDRESS]}]},
-    }
+    state["line_items"][0]["id"] = created.json()["line_items"][0]["id"]  # the README's `li_…`
     addressed = rest.put(f"/checkout-sessions/{checkout_id}", json=state).json()
+    assert addressed["fulfillment"]["methods"][0]["destinations"][0]["postal_code"] == "01310-100"
+    assert addressed["payment"]["instruments"][0]["handler_id"] == "pix_recebedor_001"
     ready = rest.put(f"/checkout-sessions/{checkout_id}", json=_with_choice(addressed, state, "sedex")).json()
     assert ready["status"] == "ready_for_complete", ready["messages"]
     key = {"Idempotency-Key": str(uuid.uuid4())}

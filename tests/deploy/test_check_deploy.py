@@ -48,3 +48,28 @@ def test_check_deploy_warns_when_every_client_is_a_trusted_proxy(tmp_path: Path)
     result = check_deploy(tmp_path, FORWARDED_ALLOW_IPS="*")
     assert result.returncode == 0  # a warning, as Django's own security checks are
     assert "(shop.W001) FORWARDED_ALLOW_IPS=* trusts X-Forwarded-For from any client" in result.stderr
+
+
+def test_check_deploy_warns_when_mcp_refuses_the_public_host(tmp_path: Path) -> None:
+    """The README's "In production BCP_MCP_ALLOWED_HOSTS must list the public host (otherwise 421)": .env.example did
+    not, so a deploy from it refused every MCP call its own profile advertised, and nothing said so."""
+    result = check_deploy(tmp_path, BCP_MCP_ALLOWED_HOSTS="127.0.0.1:*,localhost:*")
+    assert result.returncode == 0
+    assert (
+        "(shop.W002) BCP_MCP_ALLOWED_HOSTS does not name loja.example.com.br, the host of BCP_PUBLIC_URL: every MCP "
+        "call to https://loja.example.com.br/bcp/mcp is refused (421)." in result.stderr
+    )
+    # a port pattern names the host with any port, as the MCP SDK reads it
+    port = check_deploy(
+        tmp_path, BCP_PUBLIC_URL="https://loja.example.com.br:8443", BCP_MCP_ALLOWED_HOSTS="loja.example.com.br:*"
+    )
+    assert "shop.W002" not in port.stderr
+
+
+def test_check_deploy_warns_when_nfe_would_be_simulated(tmp_path: Path) -> None:
+    """.env.example left FISCAL_PROVIDER at its default, the local sandbox: a deploy from it e-mailed buyers NF-e that
+    no SEFAZ authorized, and check --deploy said nothing."""
+    result = check_deploy(tmp_path, FISCAL_PROVIDER="sandbox")
+    assert result.returncode == 0
+    assert "(shop.W003) FISCAL_PROVIDER=sandbox with DEBUG off: every paid order gets a simulated NF-e" in result.stderr
+    assert "shop.W003" not in check_deploy(tmp_path, FISCAL_PROVIDER="sandbox", FISCAL_ISSUE_ON="off").stderr

@@ -164,3 +164,23 @@ def test_uvicorn_trusts_proxy_headers_only_from_the_compose_network(compose: dic
     assert "--proxy-headers" in command_text(compose["services"]["web"])
     # and only the host's TLS proxy reaches `web`: its port is published on loopback
     assert compose["services"]["web"]["ports"] == ["127.0.0.1:8000:8000"]
+
+
+# Demo defaults that cannot reach a buyer or an agent from a production install configured by .env.example.
+DEMO_DEFAULTS_NOT_SEEN = {
+    "PIX_MERCHANT_NAME": "a fallback: the BR Code names the razão social of Dados da loja",
+    "MELHOR_ENVIO_USER_AGENT": "sent only with CARRIER=melhorenvio, whose section in the README asks for it",
+}
+
+
+def test_env_example_replaces_every_demo_default() -> None:
+    """A deployer who copies .env.example and changes its values must meet every setting whose default is the demo
+    shop's: before, production mailed buyers from pedidos@loja.example.com.br (DEFAULT_FROM_EMAIL) and named the MCP
+    server and the A2A agent card "Loja Exemplo" (SHOP_NAME), as .env.example never mentioned them."""
+    demo = {
+        name
+        for name, value in settings_defaults(debug=False).items()
+        if isinstance(value, str) and re.search(r"exemplo|example", value, re.IGNORECASE)
+    }
+    assert demo - set(env_example()) - DEMO_DEFAULTS_NOT_SEEN.keys() == set()
+    assert "PIX_KEY" in env_example()  # the demo key's default is a bare UUID, named here by hand

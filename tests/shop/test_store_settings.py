@@ -203,12 +203,18 @@ def test_the_page_says_where_pix_goes_and_what_the_nfe_still_needs(admin_client:
     installed the store), and the first order's NF-e was blocked for a missing inscrição estadual that this page
     never asked for."""
     settings.PIX_KEY, settings.PIX_MERCHANT_NAME, settings.PIX_MERCHANT_CITY = "ana@atelie.com.br", "ANA ME", "BH"
-    settings.BCP_PIX_SANDBOX = False
     store_row()
     StoreSettings.objects.update(cnpj="", state_registration="", tax_regime="")
+    fields = parse(pix_charge_ensure(reference="checkout_pix_text", amount=1000).br_code).fields  # the sandbox's
+    settings.BCP_PIX_SANDBOX = False
     url = admin_client.get("/admin/shop/storesettings/")["Location"]
     html = admin_client.get(url).content.decode()
-    assert "os pagamentos vão para a chave ana@atelie.com.br" in html and "“ANA ME — BH”" in html
+    assert "os pagamentos vão para a chave ana@atelie.com.br" in html
+    # the name and city it names are the BR Code's (the razão social and city of this page), not the fallback
+    # PIX_MERCHANT_* settings the page used to print while the BR Code said something else
+    assert (fields["59"], fields["60"]) == ("LOJA EXEMPLO LTDA", "SAO PAULO")
+    assert "“LOJA EXEMPLO LTDA — SAO PAULO” (a razão social e a cidade desta página" in html
+    assert "ANA ME" not in html
     assert "chave de demonstração" not in html
     missing = "Para emitir NF-e faltam: CNPJ (em Identificação), inscrição estadual (ou ISENTO), regime tributário."
     assert missing in html
