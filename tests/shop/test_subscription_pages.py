@@ -244,6 +244,44 @@ def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
     assert client.post(page, {"action": "resume"}).status_code == 409
 
 
+@pytest.mark.parametrize(
+    ("group", "sees_amounts"), [("Atendimento", False), ("Expedição", False), ("Financeiro", True)]
+)
+def test_the_next_charges_amounts_are_shown_only_to_who_may_see_the_revenue(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_user_model: Any,
+    group: str,
+    sees_amounts: bool,
+) -> None:
+    """ "Próximas cobranças" listed each charge's amount to every staff member, while the sales, ticket médio and
+    chart beside it were gated on `orders.view_revenue` ("Pode ver faturamento"): the amounts follow it; when and
+    whose stay for everyone who works the subscriptions."""
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+
+    # given an active subscription of R$ 39,90 and a member of one of the shop's staff groups
+    subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    call_command("create_staff_groups", verbosity=0)
+    member = django_user_model.objects.create_user(f"m-{group}", password="x", is_staff=True)
+    member.groups.add(Group.objects.get(name=group))
+    staff = Client()
+    staff.force_login(member)
+    # when the member opens the admin home
+    home = staff.get("/admin/").content.decode()
+    # then the panel lists the next charges, with the amount only for who may see the revenue
+    panel = home[home.index('data-testid="subs-next-charges"') :].split("</div>")[0]
+    charges = re.findall(r'data-testid="subs-next-charge"><a href="[^"]+">([^<]+)</a>', panel)
+    due = SubscriptionCycle.objects.filter(subscription=subscription).earliest("due_date")
+    shown = (
+        f"{due.due_date:%d/%m} · R$ 39,90 · Fulana de Tal" if sees_amounts else f"{due.due_date:%d/%m} · Fulana de Tal"
+    )
+    assert charges[0] == shown
+    assert ("R$ 39,90" in panel) is sees_amounts
+
+
 def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
     sandbox: None,
     plan: SubscriptionPlan,
