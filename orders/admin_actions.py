@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
+from django.conf import settings
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -20,6 +24,7 @@ from orders.services import (
     order_buyer_contact_set,
     order_buyer_tax_id_set,
     order_cancel,
+    order_destination_set,
     order_email_resend,
     order_mark_delivered,
     order_note_add,
@@ -37,6 +42,8 @@ from orders.services import (
 from orders.services._common import refundable_amount
 from orders.services.adjustments import refund_goes_through_psp
 from orders.services.handover import READY_FOR_PICKUP
+
+logger = logging.getLogger(__name__)
 
 ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     # slug: (permission, title, form)
@@ -58,6 +65,7 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "note": ("orders.change_order", _("Adicionar nota"), forms.NoteForm),
     "buyer-contact": ("orders.change_order", _("Corrigir dados do comprador"), forms.BuyerContactForm),
     "buyer-tax-id": ("orders.change_order", _("Corrigir CPF/CNPJ"), forms.BuyerTaxIdForm),
+    "destination": ("orders.change_order", _("Corrigir endereço de entrega"), forms.DestinationForm),
     "resend-email": ("orders.change_order", _("Reenviar e-mail"), forms.ResendEmailForm),
 }
 
@@ -106,6 +114,8 @@ def available_actions(order: Order) -> list[str]:
     offered += ["note", "resend-email"]
     if not canceled:
         offered += ["buyer-contact", "buyer-tax-id"]
+    if not canceled and method == "shipping" and not any(ln.quantity_shipped for ln in lines):
+        offered.append("destination")  # a label bought for it is said on the page (destination_refusal)
     return offered
 
 
@@ -256,11 +266,51 @@ def perform_action(
                 )
             ) % {"number": issued[0].get("number"), "previous": tax_id_text(previous)}
         return str(_("CPF/CNPJ do comprador salvo."))
+    if slug == "destination":
+        return _destination_saved(order, form, actor, warnings)
     if slug == "note":
         order_note_add(order_id=order.public_id, text=data["text"], actor=actor)
         return str(_("Nota adicionada."))
     order_email_resend(order_id=order.public_id, kind=data["kind"], actor=actor)
     return str(_("E-mail reenviado."))
+
+
+def _destination_saved(order: Order, form: forms.OrderActionForm, actor: str, warnings: list[str]) -> str:
+    """Save the corrected address; `warnings` gets what staff should know after it: the freight the new CEP would
+    cost (`settings.ORDERS_DESTINATION_NOTES`: dotted paths of `(order, before) -> list[str]`, run after the save's
+    commit: a carrier quote may reach the network) and an authorized NF-e that still carries the old address."""
+    data = form.cleaned_data
+    before = dict(order.destination or {})
+    changed = order_destination_set(
+        order_id=order.public_id, postal_code=data["postal_code"], street=data["street"], number=data["number"],
+        complement=data["complement"], neighborhood=data["neighborhood"], city=data["city"], state=data["state"],
+        actor=actor,
+    )  # fmt: skip
+    if not changed:
+        return str(_("Nada mudou: o endereço de entrega já era esse."))
+    order.refresh_from_db(fields=["destination"])
+    for path in getattr(settings, "ORDERS_DESTINATION_NOTES", ()):
+        try:
+            warnings.extend(import_string(path)(order, before))
+        except Exception:  # a note must not hide that the address was saved
+            logger.exception("destination note %s failed for %s", path, order.public_id)
+    issued = [d for d in order_extras(order).get("fiscal_documents") or () if d.get("status") == "authorized"]
+    if issued:
+        # A carta de correção cannot change the recipient's address either (SEFAZ): cancel and issue it again.
+        warnings.append(
+            str(
+                _(
+                    "A NF-e nº %(number)s, já autorizada, continua com o endereço anterior. Até 24 horas após a "
+                    "autorização, use “Cancelar e reemitir com os dados corrigidos” no quadro da NF-e deste pedido; "
+                    "depois disso, fale com o seu contador."
+                )
+            )
+            % {"number": issued[0].get("number")}
+        )
+    words = [str(form.fields[key].label) for key in changed]
+    labels = ", ".join(word if word.isupper() else word.lower() for word in words)  # "CEP, rua, UF"
+    saved = _("Endereço de entrega salvo (%(fields)s). O comprador vê o novo na página do pedido e nos e-mails.")
+    return str(saved) % {"fields": labels}
 
 
 def _tracking_warnings(code: str, order: Order) -> list[str]:

@@ -16,7 +16,7 @@ from orders.errors import OrderError
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
-from orders.services.notes import email_kinds_sent
+from orders.services.notes import DESTINATION_FIELDS, destination_clean, destination_refusal, email_kinds_sent
 from orders.services.returns import (
     return_refund_includes_freight,
     return_refund_suggestion,
@@ -354,6 +354,47 @@ class BuyerTaxIdForm(OrderActionForm):
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
         self.fields["tax_id"].initial = tax_id_text(order.buyer_tax_id)  # as staff type it, not bare digits
+
+
+class DestinationForm(OrderActionForm):
+    """The delivery address as the order has it, for staff to correct (CEP, rua, número, complemento, bairro,
+    cidade, UF). Every bad field is named at once, with the checkout's rules (orders.services.notes.destination_clean);
+    what keeps the address from changing (shipped, a label bought) is said before staff type."""
+
+    postal_code = forms.CharField(
+        label=_("CEP"), max_length=12,
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "postal-code", "placeholder": "00000-000",
+                                      "size": 10}),
+    )  # fmt: skip
+    street = forms.CharField(label=_("Rua"), max_length=200, required=False)
+    number = forms.CharField(
+        label=_("Número"), max_length=20, required=False, widget=forms.TextInput(attrs={"size": 8})
+    )
+    complement = forms.CharField(label=_("Complemento"), max_length=100, required=False)
+    neighborhood = forms.CharField(label=_("Bairro"), max_length=100, required=False)
+    city = forms.CharField(label=_("Cidade"), max_length=100, required=False)
+    state = forms.CharField(
+        label=_("UF"), max_length=2, required=False, help_text=_("Vazia: a do CEP."),
+        widget=forms.TextInput(attrs={"size": 3, "autocapitalize": "characters"}),
+    )  # fmt: skip
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        destination = order.destination or {}
+        for key in DESTINATION_FIELDS:
+            self.fields[key].required = key == "postal_code"
+            self.fields[key].initial = destination.get(key, "")
+        self.refusal = destination_refusal(order)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if self.refusal:
+            raise forms.ValidationError(self.refusal)
+        _clean, errors = destination_clean({key: cleaned.get(key, "") for key in DESTINATION_FIELDS})
+        for field, message in errors.items():
+            if field not in self.errors:
+                self.add_error(field, message)
+        return cleaned
 
 
 class ExpectationForm(OrderActionForm):

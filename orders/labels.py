@@ -146,6 +146,7 @@ TIMELINE_KINDS = {
     "returned": gettext_lazy("Devolução"),
     "note": gettext_lazy("Nota"),
     "buyer_updated": gettext_lazy("Dados do comprador"),
+    "destination_updated": gettext_lazy("Endereço de entrega corrigido"),
     "email_sent": gettext_lazy("E-mail enviado"),
     "email_resend": gettext_lazy("E-mail reenviado"),
     "tracking_corrected": gettext_lazy("Rastreio corrigido"),

@@ -95,7 +95,8 @@ class ShopAdminSite(admin.AdminSite):
         user = request.user
         # The revenue (sales, ticket médio, the chart) only to who may see it: Atendimento and Expedição work the
         # orders one by one and need not know what the shop makes.
-        dashboard = dashboard_get(revenue=user.has_perm("orders.view_revenue"))
+        revenue = user.has_perm("orders.view_revenue")
+        dashboard = dashboard_get(revenue=revenue)
         bars = chart_svg_bars(dashboard.chart) if dashboard.chart else []
         for bar in bars:
             bar["title"] = f"{bar['day']:%d/%m}: {format_brl(int(bar['revenue']))}"
@@ -110,6 +111,8 @@ class ShopAdminSite(admin.AdminSite):
             "chart_bars": bars,
             "chart_total": format_brl(sum(bar.revenue for bar in dashboard.chart)),
             "subscriptions": subscription_stats(),  # issue 38: subscriptions, next charges, failures, churn
+            # Each next charge's amount is revenue too: Atendimento and Expedição read when and whose, not how much.
+            "subscription_amounts": revenue,
             "first_steps": first_steps(request.user),  # a new store: what it still lacks before it sells
             **(extra_context or {}),
         }

@@ -34,6 +34,10 @@ PAYMENTS_ADMIN_LINKS = {"id_rec": "admin:shop_subscription_changelist", "referen
 ORDERS_ADMIN_ACTIONS = ["shop.freight.panels.buy_labels_action"]
 # Filters the shop adds to the order list: orders whose label the carrier refused (QA walk, label failures).
 ORDERS_ADMIN_LIST_FILTERS = ["shop.freight.panels.LabelFailedFilter"]
+# "Corrigir endereço de entrega": what keeps an order's address from changing (a label bought for it), asked under
+# the order's lock, and what staff are told after the change (the freight the new CEP would cost).
+ORDERS_DESTINATION_GUARDS = ["shop.freight.destination.label_refusal"]
+ORDERS_DESTINATION_NOTES = ["shop.freight.destination.freight_notes"]
 # Members the DRF API adds to an order and buyer e-mails receive as `extras` (the NF-e and its DANFE link).
 ORDERS_ORDER_EXTRAS = {"fiscal_documents": "shop.invoicing.selectors.fiscal_documents_for_order"}
 # The NF-e columns (number, key, status) of the accountant's order export (QA walk, closing the month).

@@ -1,12 +1,14 @@
-"""Internal notes, the buyer's CPF/CNPJ corrected by staff, buyer e-mail (re)sending."""
+"""Internal notes, the buyer's contact, CPF/CNPJ and delivery address corrected by staff, buyer e-mail (re)sending."""
 
 from __future__ import annotations
 
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import (
@@ -17,10 +19,11 @@ from kernel.br_validation import (
     tax_id_normalize,
     tax_id_valid,
 )
+from kernel.cep import cep_digits, cep_format, cep_invalid, cep_missing, cep_uf, uf_invalid, uf_not_of_cep
 from kernel.rows import insert_once, insert_together, update_where
 from orders.emails import build_order_email, send_email
 from orders.errors import OrderError
-from orders.models import EmailDelivery, EmailKind, Order, OrderEvent
+from orders.models import EmailDelivery, EmailKind, FulfillmentExpectation, Order, OrderEvent, OrderStatus
 from orders.services._common import (
     clean_text,
     clean_type,
@@ -111,6 +114,117 @@ def order_buyer_tax_id_set(*, order_id: str, tax_id: str, actor: str = "") -> Or
     timeline(order, "buyer_updated", message, actor=actor, internal=True, data={"field": "tax_id"})
     notify_changed(order, "buyer_updated")
     return order
+
+
+# The delivery address as `Order.destination` keeps it, in the order the form asks for it, with each key's word on
+# the (Portuguese) timeline and its longest value.
+DESTINATION_FIELDS = {
+    "postal_code": ("CEP", 9),
+    "street": ("rua", 200),
+    "number": ("número", 20),
+    "complement": ("complemento", 100),
+    "neighborhood": ("bairro", 100),
+    "city": ("cidade", 100),
+    "state": ("UF", 2),
+}
+_DESTINATION_REQUIRED = {
+    "postal_code": _("Informe o CEP."),
+    "street": _("Informe a rua."),
+    "number": _("Informe o número (ou S/N)."),
+    "neighborhood": _("Informe o bairro."),
+    "city": _("Informe a cidade."),
+}
+
+
+def destination_clean(values: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the address as the order keeps it, {field: what is wrong with it}) for a delivery address typed by staff:
+    the checkout's CEP rules (kernel.cep: 8 digits, a CEP the Correios table knows, the UF its own; an empty UF is
+    the CEP's) and what a carrier needs (street, number, bairro, city). Every bad field is named at once."""
+    clean = {key: " ".join(str(values.get(key, "") or "").split()) for key in DESTINATION_FIELDS}
+    errors: dict[str, str] = {}
+    for key, message in _DESTINATION_REQUIRED.items():
+        if not clean[key]:
+            errors[key] = str(message)
+    for key, (_word, limit) in DESTINATION_FIELDS.items():
+        if key not in errors and key != "postal_code" and len(clean[key]) > limit:
+            errors[key] = str(_("Use no máximo %(n)s caracteres.") % {"n": limit})
+    clean["state"] = clean["state"].upper()
+    digits = cep_digits(clean["postal_code"]) if clean["postal_code"] else None
+    if clean["postal_code"] and digits is None:
+        errors["postal_code"] = cep_invalid()
+    elif digits is not None and (uf := cep_uf(digits)) is None:
+        errors["postal_code"] = cep_missing(digits)
+    elif digits is not None:
+        clean["postal_code"] = cep_format(digits)  # "01310-100", as checkout orders keep it
+        if not clean["state"]:
+            clean["state"] = uf or ""
+        elif len(clean["state"]) != 2 or not clean["state"].isalpha():
+            errors["state"] = uf_invalid()
+        elif clean["state"] != uf:
+            errors["state"] = uf_not_of_cep(uf or "")
+    return clean, errors
+
+
+def destination_refusal(order: Order) -> str:
+    """Why the order's delivery address cannot be corrected now ("" when it can): only a delivery (not a pickup),
+    not cancelled, nothing of it handed to a carrier; and no other part of the shop holding the old address
+    (`settings.ORDERS_DESTINATION_GUARDS`: dotted paths of `(order) -> str`, e.g. a carrier label bought for it).
+    The order page's form asks it before staff type; the service asks it again under the order's lock."""
+    if order.fulfillment_method != "shipping":
+        return str(_("O pedido #%(n)s não é para entrega (é retirada ou digital): não tem endereço de entrega.")) % {
+            "n": order.number
+        }
+    if order.status == OrderStatus.CANCELED:
+        return str(_("O pedido #%(n)s está cancelado.")) % {"n": order.number}
+    if order.status != OrderStatus.PLACED:
+        return str(
+            _(
+                "O pedido #%(n)s já foi enviado (no todo ou em parte): o endereço não muda mais aqui. Peça à "
+                "transportadora para redirecionar a entrega."
+            )
+        ) % {"n": order.number}
+    for path in getattr(settings, "ORDERS_DESTINATION_GUARDS", ()):
+        if refusal := import_string(path)(order):
+            return str(refusal)
+    return ""
+
+
+@transaction.atomic
+def order_destination_set(
+    *, order_id: str, postal_code: str, street: str, number: str, neighborhood: str, city: str, state: str = "",
+    complement: str = "", actor: str = "",
+) -> list[str]:  # fmt: skip
+    """Staff correct the buyer's delivery address (a typo at checkout; the buyer moved before the order left).
+    Returns the keys of `Order.destination` that changed (`postal_code`, `street`, …); none changes nothing.
+    Refused (OrderError, nothing saved) for a bad field (the first; the form names them all, `destination_clean`)
+    and whenever `destination_refusal` says so. A change is written on the order and its delivery expectations
+    (what the order page, the e-mails, the NF-e and the platform read), on the timeline (internal, with the values
+    before) and announced as `buyer_updated` (the platform's order webhook). Nothing is charged or refunded: a
+    freight that would differ for the new CEP is the shop's."""
+    wanted, errors = destination_clean(
+        {"postal_code": postal_code, "street": street, "number": number, "complement": complement,
+         "neighborhood": neighborhood, "city": city, "state": state}
+    )  # fmt: skip
+    if errors:
+        field, message = next(iter(errors.items()))
+        raise OrderError(field, message, code="bad_address")
+    order = lock_order(order_id)
+    if refusal := destination_refusal(order):
+        raise OrderError("destination", refusal, code="destination_locked")
+    current = order.destination or {}
+    changed = [key for key, value in wanted.items() if str(current.get(key, "") or "") != value]
+    if not changed:
+        return []
+    order.destination = {**current, **wanted, "country": "BR"}
+    order.save(update_fields=["destination", "updated_at"])
+    FulfillmentExpectation.objects.filter(order=order, method_type="shipping").update(destination=order.destination)
+    said = "; ".join(f"{DESTINATION_FIELDS[key][0]} (antes: {current.get(key) or '—'})" for key in changed)
+    timeline(
+        order, "destination_updated", f"Endereço de entrega corrigido: {said}.", actor=actor, internal=True,
+        data={"fields": changed, "before": {key: str(current.get(key, "") or "") for key in changed}},
+    )  # fmt: skip
+    notify_changed(order, "buyer_updated")
+    return changed
 
 
 # The languages the buyer's e-mails and page are written in, as the site's switch names them.

@@ -51,6 +51,7 @@ DETAIL_WORDS = {
     "order": _("pedido"),
     "outcome": _("resultado"),
     "payment_id": _("pagamento"),
+    "language": _("idioma"),
     "e2e": _("endToEndId"),
     "brand": _("bandeira"),
     "last4": _("final do cartão"),

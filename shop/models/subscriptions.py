@@ -278,6 +278,7 @@ SUBSCRIPTION_EVENT_WORDS = {
     "status_cancelled": _("Assinatura cancelada"),
     "recurrence_cancelled": _("Pix Automático encerrado no PSP"),
     "address_changed": _("Endereço de entrega alterado"),
+    "language_changed": _("Idioma do site trocado pelo assinante"),
     "card_stored": _("Cartão guardado no gateway"),
     "card_changed": _("Cartão trocado"),
     "card_declined": _("Cartão recusado"),

@@ -1,6 +1,6 @@
 """The site's language switch (the footer's form, `/i18n/setlang/`): Django's `set_language` (the cookie), and,
-when the buyer switches on an order's page or a checkout's, that order (or checkout) follows: its next e-mails
-are written in the language the buyer chose, not in the one they ordered in."""
+when the buyer switches on an order's page, a checkout's or a subscription's, that order (checkout, subscription)
+follows: its next e-mails are written in the language the buyer chose, not in the one they ordered in."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from orders.selectors import order_id_for_permalink
 from orders.services import order_language_set
 from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, require_access
 from shop.checkout.services import checkout_language_set
+from shop.subscriptions.services import subscription_language_set
 
 
 def set_language(request: HttpRequest) -> HttpResponse:
@@ -36,6 +37,9 @@ def _follow_switch(request: HttpRequest, path: str, language: str) -> None:
         order_id = order_id_for_permalink(match.kwargs.get("token", ""))  # the token is the key to the page
         if order_id:
             order_language_set(order_id=order_id, language=language)
+        return
+    if match.view_name == "shop:subscription_page":  # the token is the key to the page, as an order's permalink
+        subscription_language_set(access_token=match.kwargs.get("token", ""), language=language)
         return
     checkout_id = match.kwargs.get("checkout_id") if match.namespace == "checkout" else None
     if not checkout_id:

@@ -579,6 +579,29 @@ def address_clean(address: dict[str, str], buyer_name: str) -> dict[str, str]:
     return {"first_name": first, "last_name": last, **clean, "country": "BR"}
 
 
+SUBSCRIBER_LANGUAGES = ("pt-br", "en")
+
+
+def subscription_language_set(*, access_token: str, language: str) -> bool:
+    """The subscriber switched the site's language on the subscription's page (shop.storefront.language): its next
+    e-mails, and the orders of its next cycles, are written in it, as an order's follow the switch on the order's
+    page. Whether it changed; an unknown language or token, or the same language, changes nothing. The
+    subscription's timeline says it to staff."""
+    language = (language or "").lower()
+    if language not in SUBSCRIBER_LANGUAGES or not access_token:
+        return False
+    with transaction.atomic():
+        subscription = Subscription.objects.select_for_update().filter(access_token=access_token).first()
+        if subscription is None or subscription.language == language:
+            return False
+        subscription.language = language
+        subscription.save(update_fields=["language", "updated_at"])
+        SubscriptionEvent.objects.create(
+            subscription=subscription, kind="language_changed", detail={"language": language}
+        )
+    return True
+
+
 def subscription_address_change(*, public_id: str, address: dict[str, str]) -> Subscription:
     """Where the next cycles ship. Raises SubscriptionInputError naming the field (nothing written)."""
     with transaction.atomic():

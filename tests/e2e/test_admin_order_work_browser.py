@@ -94,3 +94,50 @@ def test_wrong_tracking_code_refused_then_corrected_once(live_server, transactio
     assert len(shipped) == 2  # the shipment, then exactly one correction, which says so
     assert "Código de rastreio corrigido" in shipped[1].subject and "foi enviado" not in shipped[1].body
     assert EmailDelivery.objects.filter(order=order, kind="shipped").count() == 2
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_delivery_address_corrected_on_a_phone_bad_fields_named_then_the_buyer_sees_it(
+    live_server, transactional_db
+) -> None:
+    """ "Corrigir endereço de entrega" at 360 px: no sideways scroll, each bad field named in Portuguese and nothing
+    saved; then the buyer's order page shows the new address."""
+    from playwright.sync_api import expect, sync_playwright
+
+    order = order_place_from_checkout(checkout=make_checkout(lines=[("CAM", 3000, 1)]))
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            _open_order(page, live_server.url, order)
+            page.click("a.orders-action:has-text('Corrigir endereço de entrega')")
+            expect(page.locator("#id_postal_code")).to_have_value("01310-100")
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            page.fill("#id_postal_code", "2004-002")
+            page.fill("#id_street", "")
+            page.fill("#id_state", "SP")
+            page.click("input[name=_submit]")
+            expect(page.locator(".field-postal_code .errorlist")).to_have_text("CEP inválido: use o formato 00000-000.")
+            expect(page.locator(".field-street .errorlist")).to_have_text("Informe a rua.")
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            page.fill("#id_postal_code", "20040-002")
+            page.click("input[name=_submit]")
+            expect(page.locator(".field-state .errorlist")).to_have_text("A UF não corresponde ao CEP (o CEP é de RJ).")
+            page.fill("#id_street", "Rua da Assembleia")
+            page.fill("#id_number", "10")
+            page.fill("#id_complement", "Sala 1201")
+            page.fill("#id_neighborhood", "Centro")
+            page.fill("#id_city", "Rio de Janeiro")
+            page.fill("#id_state", "")  # empty: the CEP's
+            page.click("input[name=_submit]")
+            expect(page.locator("ul.messagelist")).to_contain_text("Endereço de entrega salvo")
+            buyer = browser.new_context(locale="pt-BR").new_page()
+            buyer.goto(f"{live_server.url}/orders/{order.permalink_token}")
+            expect(buyer.get_by_test_id("order-address")).to_contain_text("Rua da Assembleia, 10 — Sala 1201")
+            expect(buyer.get_by_test_id("order-address")).to_contain_text("Rio de Janeiro/RJ")
+        finally:
+            browser.close()
+    order.refresh_from_db()
+    assert (order.destination["postal_code"], order.destination["state"]) == ("20040-002", "RJ")

@@ -12,13 +12,21 @@ from django.test import Client
 
 from kernel.money import format_brl
 from orders.errors import OrderError
-from orders.models import EmailDelivery, FulfillmentEvent, FulfillmentExpectation, Order, OrderEvent
+from orders.models import (
+    EmailDelivery,
+    FulfillmentEvent,
+    FulfillmentExpectation,
+    Order,
+    OrderEvent,
+    OutboxMessage,
+)
 from orders.selectors import order_bcp_payload, order_for_bcp
 from orders.services import (
     correios_code_valid,
     expectation_merge,
     expectation_split,
     order_cancel,
+    order_destination_set,
     order_dispute_record,
     order_mark_delivered,
     order_return,
@@ -545,3 +553,105 @@ def test_staff_correct_the_buyers_e_mail_and_phone_and_the_next_e_mail_goes_ther
     # the same data again changes nothing
     again = admin_client.post(_action(order, "buyer-contact"), form, follow=True).content.decode()
     assert "Nada mudou: os dados do comprador já eram esses." in again
+
+
+ADDRESS = {
+    "postal_code": "20040002",
+    "street": "Rua da Assembleia",
+    "number": "10",
+    "complement": "Sala 1201",
+    "neighborhood": "Centro",
+    "city": "Rio de Janeiro",
+    "state": "rj",
+}
+
+
+def test_staff_correct_the_delivery_address_each_bad_field_named_and_the_buyer_sees_the_new_one(
+    admin_client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    """Merchant walk: the buyer typed the old flat's address; staff could fix the name and the CPF, not where the
+    parcel goes. The checkout's CEP/UF rules, every bad field named at once, nothing saved on error."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    Order.objects.filter(pk=order.pk).update(platform_id="plat_agente")  # an agent's order: the platform is told
+    url = _action(order, "destination")
+    assert url in _page(admin_client, order)
+    opened = admin_client.get(url).content.decode()
+    assert 'value="01310-100"' in opened and 'value="Rua das Flores"' in opened and 'inputmode="numeric"' in opened
+    bad = {**ADDRESS, "postal_code": "2004-002", "street": "", "number": "", "state": "SP"}
+    page = admin_client.post(url, bad).content.decode()
+    assert "CEP inválido: use o formato 00000-000." in page
+    assert "Informe a rua." in page and "Informe o número (ou S/N)." in page
+    page = admin_client.post(url, {**ADDRESS, "state": "SP"}).content.decode()
+    assert "A UF não corresponde ao CEP (o CEP é de RJ)." in page
+    page = admin_client.post(url, {**ADDRESS, "postal_code": "00000-000", "neighborhood": ""}).content.decode()
+    assert "CEP 00000-000 não existe." in page and "Informe o bairro." in page
+    order.refresh_from_db()
+    assert order.destination["postal_code"] == "01310-100"  # nothing saved
+    assert not OrderEvent.objects.filter(order=order, kind="destination_updated").exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = admin_client.post(url, ADDRESS, follow=True).content.decode()
+    assert (
+        "Endereço de entrega salvo (CEP, rua, número, complemento, bairro, cidade, UF). O comprador vê o novo na "
+        "página do pedido e nos e-mails."
+    ) in saved
+    order.refresh_from_db()
+    assert {key: order.destination[key] for key in ADDRESS} == {
+        **ADDRESS, "postal_code": "20040-002", "state": "RJ"
+    }  # fmt: skip
+    assert order.destination["first_name"] == "Ana"  # the recipient stays
+    assert [e.destination["postal_code"] for e in FulfillmentExpectation.objects.filter(order=order)] == ["20040-002"]
+    event = OrderEvent.objects.get(order=order, kind="destination_updated")
+    assert event.internal and event.actor == "admin"
+    assert event.message == (
+        "Endereço de entrega corrigido: CEP (antes: 01310-100); rua (antes: Rua das Flores); número (antes: 123); "
+        "complemento (antes: Apto 45); bairro (antes: Jardim Paulista); cidade (antes: São Paulo); UF (antes: SP)."
+    )
+    announced = OutboxMessage.objects.filter(kind="order_changed", payload__event="buyer_updated").get()
+    assert announced.payload["platform_id"] == "plat_agente"
+    destination = order_bcp_payload(order_for_bcp(order.public_id))["fulfillment"]["expectations"][0]["destination"]
+    assert (destination["street_address"], destination["postal_code"]) == ("Rua da Assembleia, 10", "20040-002")
+    # the buyer's page and the next e-mail show the new address
+    permalink = Client().get(order.permalink_path).content.decode()
+    assert "Rua da Assembleia, 10 — Sala 1201" in permalink and "CEP 20040-002" in permalink
+    assert "Rua das Flores" not in permalink
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    sent = mail.outbox[0].alternatives[0][0]
+    assert "Rua da Assembleia, 10 — Sala 1201" in sent and "20040-002" in sent
+    # the same address again changes nothing; once shipped, it is no longer offered nor taken
+    assert _action(order, "destination") not in _page(admin_client, order)
+    refused = admin_client.post(url, ADDRESS, follow=True).content.decode()
+    assert "“Corrigir endereço de entrega” não se aplica ao pedido" in refused
+
+
+def test_the_same_address_again_changes_nothing(admin_client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)])
+    same = {**{k: order.destination[k] for k in ADDRESS}, "postal_code": "01310100"}
+    page = admin_client.post(_action(order, "destination"), same, follow=True).content.decode()
+    assert "Nada mudou: o endereço de entrega já era esse." in page
+    assert not OrderEvent.objects.filter(order=order, kind="destination_updated").exists()
+
+
+def test_a_pickup_order_has_no_delivery_address_to_correct(admin_client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)], method="pickup", freight=0)
+    assert _action(order, "destination") not in _page(admin_client, order)
+    with pytest.raises(OrderError) as refused:
+        order_destination_set(order_id=order.public_id, **{**ADDRESS, "postal_code": "20040-002"})
+    assert refused.value.message == (
+        f"O pedido #{order.number} não é para entrega (é retirada ou digital): não tem endereço de entrega."
+    )
+
+
+def test_delivery_address_correction_statement_budget(
+    place_order, django_assert_max_num_queries, django_capture_on_commit_callbacks
+) -> None:
+    """One short transaction of 14 statements: savepoint, the order locked, its live label (the shop's guard), the
+    order and its expectations written, the timeline line, the BCP snapshot read (order, lines, expectations,
+    events, adjustments) and written, the outbox row, release."""
+    order = place_order(lines=[("CAM", 3000, 1), ("CAN", 2000, 2)])
+    with django_assert_max_num_queries(14):
+        order_destination_set(order_id=order.public_id, **ADDRESS, actor="ana")
+    order.refresh_from_db()
+    assert order.destination["city"] == "Rio de Janeiro"

@@ -135,3 +135,31 @@ def test_saving_the_store_queues_the_retry_after_commit_and_calls_no_provider(
     assert document.status == "authorized"  # the retry task, then the job's task (eager tasks)
     assert SandboxNote.objects.count() == 1
     assert kinds(order) == ["fiscal_blocked", "fiscal_requested", "fiscal_authorized"]
+
+
+def test_correcting_the_delivery_address_after_the_nfe_was_authorized_points_to_cancel_and_reissue(
+    fiscal_store,  # noqa: F811
+    admin_client,
+    django_capture_on_commit_callbacks,
+) -> None:
+    # given a paid delivery order whose NF-e is authorized with the address the buyer typed
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    document = FiscalDocument.objects.get()
+    assert document.status == "authorized"
+    # when staff correct the delivery address
+    url = f"/admin/orders/order/{order.public_id}/action/destination/"
+    address = {"postal_code": "04538-132", "street": "Avenida Brigadeiro Faria Lima", "number": "3477",
+               "complement": "", "neighborhood": "Itaim Bibi", "city": "São Paulo", "state": "SP"}  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        page = admin_client.post(url, address, follow=True).content.decode()
+    # then the order has it, and staff read that the authorized note keeps the old one and what to do
+    order.refresh_from_db()
+    assert order.destination["street"] == "Avenida Brigadeiro Faria Lima"
+    assert (
+        f"A NF-e nº {document.number}, já autorizada, continua com o endereço anterior. Até 24 horas após a "
+        "autorização, use “Cancelar e reemitir com os dados corrigidos” no quadro da NF-e deste pedido; depois "
+        "disso, fale com o seu contador."
+    ) in page
+    document.refresh_from_db()
+    assert document.status == "authorized"  # nothing issued again by itself

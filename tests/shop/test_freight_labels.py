@@ -298,3 +298,39 @@ def test_label_request_statement_budget(
     order = shirts_order(django_capture_on_commit_callbacks)
     with django_assert_max_num_queries(17):  # 13 statements and 4 savepoint commands
         label_request(order_id=order.public_id, actor="ana")
+
+
+def test_the_delivery_address_waits_for_the_bought_label_to_be_canceled_and_a_new_cep_says_its_freight(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """Shipping engineer's rule: a label bought for the old address would send the parcel there; the correction
+    waits for "Cancelar etiqueta". A new CEP's freight is said, and the shop absorbs it (nothing is charged)."""
+    order = shirts_order(django_capture_on_commit_callbacks)  # to Rio, SEDEX paid R$ 8,00
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    label = ShippingLabel.objects.get(order=order, status="purchased")
+    url = f"/admin/orders/order/{order.public_id}/action/destination/"
+    manaus = {"postal_code": "69005-070", "street": "Rua Guilherme Moreira", "number": "5", "complement": "",
+              "neighborhood": "Centro", "city": "Manaus", "state": "AM"}  # fmt: skip
+    refusal = (
+        f"O pedido #{order.number} já tem etiqueta comprada (SEDEX) para o endereço atual. Cancele a etiqueta "
+        "primeiro (“Cancelar etiqueta”, no quadro da etiqueta deste pedido), corrija o endereço e compre outra "
+        "etiqueta."
+    )
+    assert refusal in admin_client.get(url).content.decode()  # said before staff type
+    assert refusal in admin_client.post(url, manaus).content.decode()
+    order.refresh_from_db()
+    assert order.destination["postal_code"] == "20040-002"
+    admin_client.post(f"/admin/frete/etiqueta/{label.public_id}/cancelar/", {"post": "yes"})
+
+    with django_capture_on_commit_callbacks(execute=True):
+        page = admin_client.post(url, manaus, follow=True).content.decode()
+    order.refresh_from_db()
+    assert (order.destination["postal_code"], order.destination["state"]) == ("69005-070", "AM")
+    assert "Endereço de entrega salvo (CEP, rua, número, complemento, bairro, cidade, UF)." in page
+    assert (
+        "Frete: para o CEP novo, “SEDEX” custaria R$ 22,00; o comprador pagou R$ 8,00. A diferença fica com a loja: "
+        "nada é cobrado nem devolvido ao comprador."
+    ) in page
+    assert order.paid_amount == 5990 + 800 and not order.adjustments.exists()  # nothing charged nor refunded

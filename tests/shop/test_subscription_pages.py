@@ -23,7 +23,7 @@ from payments.models import PixRecurrenceWebhookEvent
 from shop.demo.seed import seed_catalog
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan, Variant
 from shop.store.services import store_row
-from shop.subscriptions.cycles import subscription_cycles_sweep
+from shop.subscriptions.cycles import _placed, subscription_cycles_sweep
 from shop.subscriptions.emails import subscription_emails_pending, subscription_event_mail, subscription_page_url
 from shop.subscriptions.schedule import due_date_of
 from shop.subscriptions.selectors import subscription_stats, subscriptions_of_buyer
@@ -244,6 +244,44 @@ def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
     assert client.post(page, {"action": "resume"}).status_code == 409
 
 
+@pytest.mark.parametrize(
+    ("group", "sees_amounts"), [("Atendimento", False), ("Expedição", False), ("Financeiro", True)]
+)
+def test_the_next_charges_amounts_are_shown_only_to_who_may_see_the_revenue(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_user_model: Any,
+    group: str,
+    sees_amounts: bool,
+) -> None:
+    """ "Próximas cobranças" listed each charge's amount to every staff member, while the sales, ticket médio and
+    chart beside it were gated on `orders.view_revenue` ("Pode ver faturamento"): the amounts follow it; when and
+    whose stay for everyone who works the subscriptions."""
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+
+    # given an active subscription of R$ 39,90 and a member of one of the shop's staff groups
+    subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    call_command("create_staff_groups", verbosity=0)
+    member = django_user_model.objects.create_user(f"m-{group}", password="x", is_staff=True)
+    member.groups.add(Group.objects.get(name=group))
+    staff = Client()
+    staff.force_login(member)
+    # when the member opens the admin home
+    home = staff.get("/admin/").content.decode()
+    # then the panel lists the next charges, with the amount only for who may see the revenue
+    panel = home[home.index('data-testid="subs-next-charges"') :].split("</div>")[0]
+    charges = re.findall(r'data-testid="subs-next-charge"><a href="[^"]+">([^<]+)</a>', panel)
+    due = SubscriptionCycle.objects.filter(subscription=subscription).earliest("due_date")
+    shown = (
+        f"{due.due_date:%d/%m} · R$ 39,90 · Fulana de Tal" if sees_amounts else f"{due.due_date:%d/%m} · Fulana de Tal"
+    )
+    assert charges[0] == shown
+    assert ("R$ 39,90" in panel) is sees_amounts
+
+
 def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
     sandbox: None,
     plan: SubscriptionPlan,
@@ -316,6 +354,37 @@ def test_minha_conta_can_list_a_buyers_subscriptions_by_email_in_one_query(
     ]
     assert listed[0].page_url.endswith(page)
     assert subscriptions_of_buyer("outra@example.com.br") == []
+
+
+def test_switching_the_language_on_the_subscription_page_makes_its_next_e_mails_and_cycle_orders_follow_it(
+    sandbox: None, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The switch on an order's page (or a checkout's) carries to the order's next e-mails; on the subscription's
+    page it only set the cookie, and the subscription kept writing in the language it was made in."""
+    subscription, page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    assert subscription.language == "pt-br"
+    # a switch to no language of the site, by a GET, or with a token of no subscription: nothing
+    client.post("/i18n/setlang/", {"language": "xx", "next": page})
+    client.get("/i18n/setlang/", {"language": "en", "next": page})
+    client.post("/i18n/setlang/", {"language": "en", "next": "/assinaturas/not-a-token/"})
+    subscription.refresh_from_db()
+    assert subscription.language == "pt-br" and not subscription.events.filter(kind="language_changed").exists()
+
+    switched = client.post("/i18n/setlang/", {"language": "en", "next": page})
+    assert (switched.status_code, switched["Location"]) == (302, page)
+    subscription.refresh_from_db()
+    assert subscription.language == "en"
+    assert subscription.events.filter(kind="language_changed").get().detail == {"language": "en"}
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(page, {"action": "skip"})
+    assert [m.subject.split(": ", 1)[-1] for m in mail.outbox] == ["Your subscription's cycle was skipped"]
+    cycle = SubscriptionCycle.objects.get(subscription=subscription, number=2)
+    assert _placed(cycle, txid="t" * 32, amount=3990).language == "en"  # the cycle's order and its e-mails too
+
+    client.post("/i18n/setlang/", {"language": "pt-br", "next": page})
+    subscription.refresh_from_db()
+    assert subscription.language == "pt-br"
 
 
 def test_a_subscriber_in_english_gets_the_subscription_e_mails_in_english_from_the_worker(
