@@ -114,7 +114,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
-from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
+from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, kept_lines
 from shop.checkout.settle import (
     checkout_paid_complete_due,
     checkout_pending_due,
@@ -295,14 +295,14 @@ def _update(
     with transaction.atomic():
         checkout = lock(checkout_id, owner=owner, lines=True)
         if callable(data):
-            data = data(checkout, list(checkout.lines.all()))
+            data = data(checkout, kept_lines(checkout))
         language = checkout_language(data, language or checkout.language)
         speak(language)
         if expire_if_due(checkout, now):
             return status_error(checkout, "alterar")
         if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS or checkout.paid_at:
             return status_error(checkout, "alterar")  # paid before complete: only complete or cancel now
-        existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
+        existing = kept_lines(checkout)  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
         shown = lines_shown(existing)  # before `evaluate` refreshes them: a merchant's change is said (BCP-CHK-20)
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
