@@ -180,10 +180,10 @@ class CheckoutCreateImpossible(Exception):
 # --- create / update / get -----------------------------------------------------------------------------
 
 
-@in_checkout_language
 def _prefetch_freight(data: CheckoutInput, *, checkout_id: str | None) -> None:
     """The carrier's quote for the lines and CEP of this write, asked before the lock (the engine, under it, reads
-    the cached answer and never calls the carrier). Nothing without a carrier or a shipping address."""
+    the cached answer and never calls the carrier). Nothing without a carrier or a shipping address (then no
+    language is switched and restored either: issue 34)."""
     if not settings.CARRIER or data.fulfillment is None or not data.fulfillment.methods:
         return
     method = data.fulfillment.methods[0]
@@ -192,7 +192,12 @@ def _prefetch_freight(data: CheckoutInput, *, checkout_id: str | None) -> None:
     cep = method.destinations[0].postal_code if method.destinations else ""
     if not cep and checkout_id:  # the address given earlier, selected by its id
         cep = Checkout.objects.filter(public_id=checkout_id).values_list("ship_cep", flat=True).first() or ""
-    carrier_quote_prefetch(lines=[FreightLine(line.sku, line.quantity) for line in data.lines], destination_cep=cep)
+    _carrier_prefetch([FreightLine(line.sku, line.quantity) for line in data.lines], cep)
+
+
+@in_checkout_language
+def _carrier_prefetch(lines: list[FreightLine], cep: str) -> None:
+    carrier_quote_prefetch(lines=lines, destination_cep=cep)
 
 
 def checkout_create(
