@@ -219,15 +219,35 @@ class RemembersLoaded:
     _loaded: dict[str, Any]
 
     @classmethod
-    def from_db(cls, db: str | None, field_names: Sequence[str], values: Sequence[Any], **kwargs: Any) -> Any:
-        instance = super().from_db(db, field_names, values, **kwargs)  # type: ignore[misc]
-        read = instance.__dict__
-        loaded = {}
-        for attname in _attnames(instance._meta):
-            value = read.get(attname, _ABSENT)
-            if type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE):
-                loaded[attname] = value
-        instance._loaded = loaded
+    def from_db(
+        cls, db: str | None, field_names: Sequence[str], values: Sequence[Any], *, fetch_mode: Any = None
+    ) -> Any:
+        if len(field_names) != len(values) or not _reads_plainly(cls):  # type: ignore[arg-type]
+            instance = super().from_db(db, field_names, values, fetch_mode=fetch_mode)  # type: ignore[misc]
+            read = instance.__dict__
+            loaded = {}
+            for attname in _attnames(instance._meta):
+                value = read.get(attname, _ABSENT)
+                if type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE):
+                    loaded[attname] = value
+            instance._loaded = loaded
+            return instance
+        # What Django's `from_db` makes (`cls(*values)`: each value set through a descriptor that only keeps it in
+        # the instance's dict, the signals heard by nobody), without walking the row's sixty fields in Python twice
+        # (issue 34: the checkout is read on every update and complete).
+        instance = cls.__new__(cls)
+        model_state = ModelState()
+        model_state.adding, model_state.db = False, db
+        if fetch_mode is not None:
+            model_state.fetch_mode = fetch_mode
+        state = instance.__dict__
+        state["_state"] = model_state
+        state.update(zip(field_names, values, strict=True))
+        state["_loaded"] = {
+            attname: value
+            for attname, value in zip(field_names, values, strict=True)
+            if type(value) in _IMMUTABLE_TYPES or isinstance(value, _IMMUTABLE)
+        }
         return instance
 
     # Written or read again some other way: what was read is no longer known to be what the row holds, so the
@@ -239,6 +259,23 @@ class RemembersLoaded:
     def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
         self.__dict__.pop("_loaded", None)
         super().refresh_from_db(*args, **kwargs)  # type: ignore[misc]
+
+
+def _reads_plainly(model: type[models.Model]) -> bool:
+    """Whether `RemembersLoaded.from_db` may fill an instance's dict itself: Django's own `__init__`, every concrete
+    field's attribute a descriptor that only keeps its value (checked once per model) and no receiver of the
+    instance signals (checked on every call, as Django's `send` does)."""
+    plain = _PLAIN_READS.get(model)
+    if plain is None:
+        plain = _PLAIN_READS[model] = (
+            model.__init__ is models.Model.__init__
+            and not model._meta.abstract
+            and all(isinstance(getattr(model, field.attname, None), _DIRECT) for field in model._meta.concrete_fields)
+        )
+    return plain and not _heard(pre_init, model) and not _heard(post_init, model)
+
+
+_PLAIN_READS: dict[type[models.Model], bool] = {}
 
 
 # The SQL text of a statement depends only on the model, the columns and the database: built once per process

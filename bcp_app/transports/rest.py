@@ -42,7 +42,7 @@ from bcp_app.protocol.schemas import (
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestReturnRequest
 from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest, SubscriptionResponse
-from bcp_app.protocol.schemas.text import ID_PATTERN, identifier_problem
+from bcp_app.protocol.schemas.text import ESCAPE_FREE, ID_PATTERN, control_escape_free, identifier_problem
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 from bcp_app.protocol.validation import field_path
 from bcp_app.service import idempotency, operations, ratelimit
@@ -58,7 +58,10 @@ class BoundedParser(Parser):
     """JSON bodies nested deeper than `MAX_DEPTH` are refused before parsing (no RecursionError, issue 13 §4)."""
 
     def parse_body(self, request: HttpRequest) -> Any:
-        return loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        data = loads_bounded(request.body, max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        # decoded strictly: a text with no escape of a control character holds none, the models need not scan it
+        setattr(request, ESCAPE_FREE, control_escape_free(request.body))
+        return data
 
 
 api = NinjaAPI(

@@ -51,6 +51,7 @@ from payments.services import pix_charge_ensure, pix_charge_revoke_for_reference
 from shop.checkout.core import PIX_SETTLEMENT_GRACE, lock, release_reserved, retried_on_deadlock, save_with_event
 from shop.checkout.evaluate import Evaluation, unoffered
 from shop.checkout.pricing import coupon_redemptions_record
+from shop.checkout.selectors import kept_lines
 from shop.checkout.stock import StockUnavailable, stock_release, stock_reserve, stock_take_sql, stock_to_take
 from shop.checkout.types import STATUS_INCOMPLETE, STATUS_READY, CheckoutMessage, InstrumentInput, PaymentInput
 from shop.models import Checkout, CheckoutLine, CouponRedemption
@@ -341,7 +342,7 @@ def hold_for_charge(checkout: Checkout, ev: Evaluation, held: HeldKey | None) ->
     with the reason, so no charge is issued. True when the checkout's columns changed (caller saves)."""
     if checkout.paid_at is not None:
         return False  # paid before complete: what it holds is the payment's (PIX.md §3.1)
-    lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+    lines = kept_lines(checkout)  # as `apply` just wrote them (no query)
     wanted = wants_charge(checkout)
     if checkout.stock_reserved and (not wanted or held != held_key(checkout, lines)):
         if held is not None:
@@ -363,7 +364,7 @@ def save_holding(checkout: Checkout, ev: Evaluation, held: HeldKey | None, previ
     """`hold_for_charge`, then the checkout's save (with a `status_changed` event when its status moved from
     `previous`). A fresh hold of one variant and no coupon (the usual Pix update) is the guard of that save:
     one statement for the units, the checkout and the event (`stock_reserved` when the status stayed)."""
-    lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+    lines = kept_lines(checkout)  # as `apply` just wrote them (no query)
     take = _one_take(checkout, lines, ev) if checkout.paid_at is None and wants_charge(checkout) else None
     kind = "status_changed" if checkout.status != previous else "stock_reserved"
     if take is not None and _save_taking(checkout, take, kind, previous):

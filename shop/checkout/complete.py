@@ -111,6 +111,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import PlannedLine, evaluate
+from shop.checkout.selectors import kept_lines
 from shop.checkout.types import (
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
@@ -510,7 +511,7 @@ def _begin_transaction(
         other_terms = _installments_changed(checkout, chosen)
         if other_terms is not None:  # refused before anything is evaluated or written: the checkout stays as shown
             return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), other_terms])
-        existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
+        existing = kept_lines(checkout)  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
         shown = _shown(checkout, existing)  # before `evaluate`, which refreshes the lines in place
         own = input_from_checkout(checkout, existing)
@@ -528,7 +529,7 @@ def _begin_transaction(
         status, messages = with_status(ev, ev.rejections)
         checkout.status = status
         apply(checkout, ev, messages, existing, save=False)  # every branch below saves the checkout once
-        moved = _unrequested_changes(shown, checkout, list(checkout.lines.all())) if status == STATUS_READY else []
+        moved = _unrequested_changes(shown, checkout, kept_lines(checkout)) if status == STATUS_READY else []
         total_moved = ev.total_amount != previous_total
         card_total = None
         if (status != STATUS_READY or total_moved or moved) and _card_not_shown(chosen, previous_instrument):
@@ -564,7 +565,7 @@ def _begin_transaction(
                 outside = err("payment_failed", _("O Pix não está disponível para este valor."), INSTRUMENT_PATH)
                 checkout.save()
                 return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), outside])
-            lines = list(checkout.lines.all())  # as `apply` just wrote them (no query)
+            lines = kept_lines(checkout)  # as `apply` just wrote them (no query)
             checkout.status = stored  # each move below records `checkout.status` as its start (save_status)
             if chosen.type != "pix" and is_pix(previous_instrument):
                 # The checkout leaves Pix for the card or a boleto: its Pix charge must not stay payable with no link
@@ -709,7 +710,7 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
                     begun,
                     payment_type="card",
                     paid_amount=begun.total_amount,
-                    lines=list(begun.lines.all()),
+                    lines=kept_lines(begun),
                     locked=False,
                     number=drawn.value if drawn is not None else None,
                 )
@@ -728,7 +729,7 @@ def _finish_card(begun: Checkout, charged) -> CheckoutResult:
                 checkout.payment_txid = result.payment_id
                 save_status(checkout, STATUS_IN_PROGRESS, "card_pending", [waiting])
                 return _refresh(checkout_id)
-            unreserve(checkout, list(begun.lines.all()))
+            unreserve(checkout, kept_lines(begun))
             content = (result.message if result is not None else "") or _("Pagamento recusado.")
             failed = err("payment_failed", content, INSTRUMENT_PATH)
             save_status(checkout, STATUS_INCOMPLETE, "payment_failed", [failed])
@@ -812,7 +813,7 @@ def checkout_complete_pix_due(
         apply(checkout, ev, messages, existing)
         if status != STATUS_READY:
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
-        blocking = reserve(checkout, list(checkout.lines.all()), ev)
+        blocking = reserve(checkout, kept_lines(checkout), ev)
         if blocking:
             save_status(checkout, STATUS_INCOMPLETE, "complete_refused", blocking)
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))

@@ -520,6 +520,15 @@ def checkout_by_public_id(public_id: str) -> Checkout:
     return with_lines(checkout, lines)
 
 
+def kept_lines(checkout: Checkout) -> list[CheckoutLine]:
+    """`list(checkout.lines.all())`: the lines kept on the checkout (read with it, or `with_lines`) without a related
+    manager and a queryset made per call (issue 34: the hot path asks five times a request); read otherwise."""
+    cache = getattr(checkout, "_prefetched_objects_cache", None)
+    rows = cache.get("lines") if cache else None
+    kept = getattr(rows, "_result_cache", None)
+    return list(kept) if kept is not None else list(checkout.lines.all())
+
+
 def with_lines(checkout: Checkout, lines: list[CheckoutLine]) -> Checkout:
     """Remember the lines just written or read (in position order) as `checkout.lines`: the response is
     rendered from memory instead of reading the checkout and its lines again."""
@@ -700,7 +709,7 @@ def checkout_view(
             ),
             requires_shipping=line.requires_shipping,
         )
-        for line in checkout.lines.all()
+        for line in kept_lines(checkout)
     )
     buyer = buyer_input_of(checkout)
     snapshot = checkout.fulfillment_snapshot or {}

@@ -114,7 +114,7 @@ from shop.checkout.core import (
     with_status,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
-from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id
+from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, kept_lines
 from shop.checkout.settle import (
     checkout_paid_complete_due,
     checkout_pending_due,
@@ -180,10 +180,10 @@ class CheckoutCreateImpossible(Exception):
 # --- create / update / get -----------------------------------------------------------------------------
 
 
-@in_checkout_language
 def _prefetch_freight(data: CheckoutInput, *, checkout_id: str | None) -> None:
     """The carrier's quote for the lines and CEP of this write, asked before the lock (the engine, under it, reads
-    the cached answer and never calls the carrier). Nothing without a carrier or a shipping address."""
+    the cached answer and never calls the carrier). Nothing without a carrier or a shipping address (then no
+    language is switched and restored either: issue 34)."""
     if not settings.CARRIER or data.fulfillment is None or not data.fulfillment.methods:
         return
     method = data.fulfillment.methods[0]
@@ -192,7 +192,12 @@ def _prefetch_freight(data: CheckoutInput, *, checkout_id: str | None) -> None:
     cep = method.destinations[0].postal_code if method.destinations else ""
     if not cep and checkout_id:  # the address given earlier, selected by its id
         cep = Checkout.objects.filter(public_id=checkout_id).values_list("ship_cep", flat=True).first() or ""
-    carrier_quote_prefetch(lines=[FreightLine(line.sku, line.quantity) for line in data.lines], destination_cep=cep)
+    _carrier_prefetch([FreightLine(line.sku, line.quantity) for line in data.lines], cep)
+
+
+@in_checkout_language
+def _carrier_prefetch(lines: list[FreightLine], cep: str) -> None:
+    carrier_quote_prefetch(lines=lines, destination_cep=cep)
 
 
 def checkout_create(
@@ -295,14 +300,14 @@ def _update(
     with transaction.atomic():
         checkout = lock(checkout_id, owner=owner, lines=True)
         if callable(data):
-            data = data(checkout, list(checkout.lines.all()))
+            data = data(checkout, kept_lines(checkout))
         language = checkout_language(data, language or checkout.language)
         speak(language)
         if expire_if_due(checkout, now):
             return status_error(checkout, "alterar")
         if checkout.status in TERMINAL_STATUSES or checkout.status == STATUS_IN_PROGRESS or checkout.paid_at:
             return status_error(checkout, "alterar")  # paid before complete: only complete or cancel now
-        existing = list(checkout.lines.all())  # read with the lock, with their variants' live columns
+        existing = kept_lines(checkout)  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
         shown = lines_shown(existing)  # before `evaluate` refreshes them: a merchant's change is said (BCP-CHK-20)
         ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)

@@ -145,7 +145,7 @@ class Uvicorn:
             except httpx.HTTPError:
                 return False
 
-        wait_for(up, timeout=300, interval=0.5)
+        wait_for(up, timeout=float(os.environ.get("BENCH_START_TIMEOUT", "300")), interval=0.5)
         return self
 
     def cpu(self) -> float:

@@ -214,3 +214,38 @@ def test_insert_once_makes_its_rider_only_when_the_row_is_inserted() -> None:
     assert not insert_once(again, ("public_id",), then=missed)
     assert missed.value is None
     assert Checkout.objects.get(pk=checkout.pk).buyer_email == "ana@example.com.br"
+
+
+def test_a_checkout_read_is_what_djangos_from_db_makes() -> None:
+    """issue 34: `RemembersLoaded.from_db` fills the instance's dict itself; the instance (values, state, what it
+    remembers as read) is the one Django's own `from_db` makes, whole or with deferred columns."""
+    Checkout.objects.create(buyer_email="ana@example.com.br", messages=[{"code": "x"}], total_amount=4290)
+    for query in (Checkout.objects.all(), Checkout.objects.only("public_id", "messages", "total_amount")):
+        read = query.get()
+        names = [f.attname for f in Checkout._meta.concrete_fields if f.attname in read.__dict__]
+        values = [read.__dict__[name] for name in names]
+        expected = models.Model.from_db.__func__(Checkout, "default", names, values)  # type: ignore[attr-defined]
+        assert {k: v for k, v in read.__dict__.items() if k not in ("_state", "_loaded")} == {
+            k: v for k, v in expected.__dict__.items() if k != "_state"
+        }
+        assert (read._state.adding, read._state.db) == (False, "default")
+        assert read.get_deferred_fields() == expected.get_deferred_fields()
+        assert "messages" not in read._loaded and read._loaded["total_amount"] == 4290  # a JSON value is never kept
+        assert set(read._loaded) == {name for name in names if name != "messages"} - {
+            f.attname for f in Checkout._meta.concrete_fields if isinstance(read.__dict__.get(f.attname), dict | list)
+        }
+
+
+def test_a_checkout_read_with_init_receivers_goes_through_django() -> None:
+    Checkout.objects.create(buyer_email="ana@example.com.br")
+    seen: list[object] = []
+
+    def receiver(sender: type, instance: object, **_: Any) -> None:
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Checkout, weak=False)
+    try:
+        read = Checkout.objects.get()
+    finally:
+        post_init.disconnect(receiver, sender=Checkout)
+    assert seen == [read] and read._loaded["buyer_email"] == "ana@example.com.br"

@@ -102,9 +102,25 @@ def _plan(model: type[BaseModel]) -> tuple[tuple[str, _Shape], ...]:
 # (None: already so) and those of them that hold objects with an order of their own. Built once per (model,
 # members as built): a response is a few dozen objects of a handful of member sets each, so walking every
 # declared field of every object on every answer (a few per cent of a purchase, issue 34) is done once.
-type _Layout = tuple[tuple[str, ...] | None, tuple[tuple[str, _Shape], ...]]
+type _Layout = tuple[tuple[str, ...] | None, tuple[tuple[str, int, Any], ...]]
 _layouts: dict[tuple[type[BaseModel], tuple[str, ...]], _Layout] = {}
 _MAX_LAYOUTS = 4096
+# How a member that holds objects is put in order (`_Layout`'s nested members: name, kind, target): one object of a
+# model, a list of objects of one model (items, totals, messages), lists of one model by name, or any other shape
+# (`_shaped`). The first three, most of a response's objects, go to `_ordered` without a hop through `_shaped`
+# (issue 34).
+_ONE, _LIST, _LISTS, _OTHER = 0, 1, 2, 3
+
+
+def _nested(shape: _Shape) -> tuple[int, Any]:
+    if isinstance(shape, type):
+        return _ONE, shape
+    if isinstance(shape, tuple) and shape[0] == "list" and isinstance(shape[1], type):
+        return _LIST, shape[1]
+    inner = shape[1] if isinstance(shape, tuple) and shape[0] == "dict" else None
+    if isinstance(inner, tuple) and inner[0] == "list" and isinstance(inner[1], type):
+        return _LISTS, inner[1]  # lists of one model by name (capabilities, payment handlers)
+    return _OTHER, shape
 
 
 def _layout(model: type[BaseModel], members: tuple[str, ...]) -> _Layout:
@@ -113,7 +129,8 @@ def _layout(model: type[BaseModel], members: tuple[str, ...]) -> _Layout:
     declared = {name for name, _ in plan}
     # extra members (schemas are open) follow the declared ones, as pydantic dumps them
     order = (*(name for name, _ in plan), *(name for name in members if name not in declared))
-    return (None if order == members else order), tuple((name, shape) for name, shape in plan if shape is not None)
+    nested = tuple((name, *_nested(shape)) for name, shape in plan if shape is not None)
+    return (None if order == members else order), nested
 
 
 def _ordered(model: type[BaseModel], body: Any) -> Any:
@@ -128,8 +145,22 @@ def _ordered(model: type[BaseModel], body: Any) -> Any:
         layout = _layouts[(model, members)] = _layout(model, members)
     order, nested = layout
     out = dict(body) if order is None else {name: body[name] for name in order}
-    for name, shape in nested:
-        out[name] = _shaped(shape, out[name])
+    for name, kind, target in nested:
+        if kind == _ONE:
+            out[name] = _ordered(target, out[name])
+        elif kind == _LIST:
+            value = out[name]
+            if isinstance(value, list):
+                out[name] = [_ordered(target, item) for item in value]
+        elif kind == _LISTS:
+            value = out[name]
+            if isinstance(value, dict):
+                out[name] = {
+                    key: [_ordered(target, item) for item in items] if isinstance(items, list) else items
+                    for key, items in value.items()
+                }
+        else:
+            out[name] = _shaped(target, out[name])
     return out
 
 
