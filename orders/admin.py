@@ -38,6 +38,7 @@ from orders.admin_inlines import (
     ReturnRequestInline,
     TimelineInline,
 )
+from orders.arrival import expectation_promise
 from orders.choices import ReturnRequester
 from orders.errors import OrderError
 from orders.labels import (
@@ -216,7 +217,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
             _("Comprador"),
             {"fields": ["buyer_first_name", "buyer_last_name", "buyer_email", "phone_display", "tax_id_display"]},
         ),
-        (_("Entrega"), {"fields": ["fulfillment_method", "fulfillment_title", "fulfillment_description", "address"]}),
+        (_("Entrega"), {"fields": ["fulfillment_method", "fulfillment_title", "promise_display", "address"]}),
         (
             _("Valores"),
             {
@@ -315,6 +316,17 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     @admin.display(description=_("idioma"))
     def language_display(self, order: Order) -> str:
         return {"pt-br": "Português (Brasil)", "en": "English"}.get(order.language, order.language)
+
+    @admin.display(description=_("prazo"))
+    def promise_display(self, order: Order) -> str:
+        """The promise's words with the store's "prazo de postagem" when the order counts from the payment (as the
+        buyer's checkout said it under the options), not only the carrier's days (closing note 45)."""
+        words = order.fulfillment_description
+        if order.fulfillment_method == "shipping":
+            for expectation in order.expectations.all():
+                if expectation.method_type == "shipping":
+                    return expectation_promise(expectation, words)
+        return words
 
     @admin.display(description=_("total"), ordering="total_amount")
     def total_display(self, order: Order) -> str:

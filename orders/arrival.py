@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
+from django.utils.translation import ngettext, pgettext
 
 from kernel.business_days import add_business_days
 from kernel.money import PT_BR
@@ -34,6 +34,55 @@ def last_shipment(line_ids: Iterable[str], events: Iterable[FulfillmentEvent]) -
         ),
         default=None,
     )
+
+
+def days_from_payment(days: tuple[int, int], handling_days: int) -> tuple[int, int]:
+    """The shop's one rule for a shipping promise when it set handling days ("prazo de postagem"): it posts within
+    `handling_days` business days of the payment, then the carrier's `days`: (handling + low, handling + high)
+    business days from the payment. The order keeps these (orders/services/placement.py), the agents' options and
+    the admin's "Prazo" say them (`promise_words`)."""
+    low, high = (max(0, int(day)) for day in days)
+    handling = max(0, int(handling_days))
+    return handling + min(low, high), handling + max(low, high)
+
+
+def promise_words(carrier_words: str, handling_days: int, days: tuple[int, int] | None) -> str:
+    """A shipping promise as the buyer's checkout says it (the carrier's days under the options, and "the days count
+    from the posting: the shop posts within N business days of the payment"), in one text for those who read only
+    the option's or the order's words (BCP agents, the admin's "Prazo"): "Chega em 3 a 5 dias úteis após a postagem;
+    a loja posta em até 2 dias úteis após o pagamento (5 a 7 dias úteis desde o pagamento)". The carrier's words
+    alone when the shop set no handling days; without the carrier's days (words kept before they were), no total."""
+    if handling_days <= 0 or not carrier_words:
+        return carrier_words
+    posting = ngettext(
+        "a loja posta em até %(n)d dia útil após o pagamento",
+        "a loja posta em até %(n)d dias úteis após o pagamento",
+        handling_days,
+    ) % {"n": handling_days}
+    if days is None:
+        return _("%(promise)s; %(posting)s") % {"promise": carrier_words, "posting": posting}
+    low, high = days_from_payment(days, handling_days)
+    if low == high:
+        total = ngettext("%(n)d dia útil desde o pagamento", "%(n)d dias úteis desde o pagamento", high) % {"n": high}
+    else:
+        total = ngettext(
+            "%(min)d a %(max)d dia útil desde o pagamento", "%(min)d a %(max)d dias úteis desde o pagamento", high
+        ) % {"min": low, "max": high}
+    return _("%(promise)s após a postagem; %(posting)s (%(total)s)") % {
+        "promise": carrier_words,
+        "posting": posting,
+        "total": total,
+    }
+
+
+def expectation_promise(expectation: FulfillmentExpectation, words: str) -> str:
+    """`promise_words` of an order's shipping expectation (its kept days count from the payment when the shop set
+    handling days: the carrier's are those less the handling); its `words` as they are otherwise."""
+    handling = expectation.handling_days or 0
+    low, high = expectation.days_min, expectation.days_max
+    if expectation.days_from != DeliveryDaysFrom.PAYMENT or not handling or low is None or high is None:
+        return words
+    return promise_words(words, handling, (max(0, low - handling), max(0, high - handling)))
 
 
 def arrival_window(

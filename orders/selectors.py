@@ -737,6 +737,12 @@ def return_request_payload(request: ReturnRequest) -> dict[str, Any]:
         payload["merchant_note"] = request.staff_note
     if request.refund_amount:
         payload["refund_amount"] = request.refund_amount
+    # which of the order's adjustments are this return's: an agent follows the refund's status there (pending until
+    # the payment provider answers, then completed or failed), also with two returns of the same line
+    if request.return_adjustment_id:
+        payload["return_adjustment_id"] = request.return_adjustment_id
+    if request.refund_adjustment_id:
+        payload["refund_adjustment_id"] = request.refund_adjustment_id
     return payload
 
 

@@ -9,8 +9,9 @@ already made from the cart is returned instead of a new one.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.urls import reverse
@@ -38,7 +39,14 @@ TEXTS = {
         "en": "The platform did not negotiate the cart capability.",
     },
     "empty": {"pt-br": "Nenhum item pôde ser incluído no carrinho.", "en": "None of the items could be added."},
+    "line_items_replaced": {
+        "pt-br": "Os itens deste checkout são os do carrinho {cart_id}: os line_items enviados junto com cart_id "
+        "foram substituídos pelos itens do carrinho. Confira os itens antes de concluir.",
+        "en": "This checkout's items are those of cart {cart_id}: the line_items sent with cart_id were replaced "
+        "by the cart's items. Check the items before completing.",
+    },
 }
+LINE_ITEMS_REPLACED = "line_items_replaced"  # BCP-CHK-20: the platform's lines were not the ones used
 
 
 def _text(ctx: Any, key: str) -> str:
@@ -195,26 +203,63 @@ def link_cart(cart_id: str, checkout_id: str) -> None:
     cart_link_checkout(cart_id=cart_id, checkout_id=checkout_id)
 
 
-def checkout_from_cart(ctx: Any, cart_id: str, data: ct.CheckoutInput) -> ct.CheckoutInput | str | OperationResult:
+@dataclass(frozen=True)
+class CartConversion:
+    """What `checkout_from_cart` made of a create with `cart_id`: the input to create with, the id of the cart's
+    incomplete checkout to return instead, or the `not_found` answer; and the warning to add to the answer when
+    the platform sent `line_items` that are not the cart's (they were replaced), else None."""
+
+    outcome: ct.CheckoutInput | str | OperationResult
+    notice: ct.CheckoutMessage | None = None
+
+
+def _counted(lines: tuple[ct.LineInput, ...]) -> Counter[str]:
+    counted: Counter[str] = Counter()
+    for line in lines:
+        counted[line.sku] += line.quantity
+    return counted
+
+
+def _replaced_notice(
+    ctx: Any, cart_id: str, sent: tuple[ct.LineInput, ...], used: tuple[ct.LineInput, ...]
+) -> ct.CheckoutMessage | None:
+    """BCP-CHK-20: a `checkout_changed`-like warning at `$.line_items` when the platform's `line_items` (sent with
+    `cart_id`) differ from the cart's, which win (BCP §4.3); None when it sent none or the same items."""
+    if not sent or _counted(sent) == _counted(used):
+        return None
+    content = TEXTS[LINE_ITEMS_REPLACED]["en" if ctx.language == "en" else "pt-br"].format(cart_id=cart_id)
+    return ct.CheckoutMessage("warning", LINE_ITEMS_REPLACED, content, path="$.line_items")
+
+
+def checkout_from_cart(ctx: Any, cart_id: str, data: ct.CheckoutInput) -> CartConversion:
     """For create checkout with `cart_id`: the cart's contents as input (the cart wins over the payload's
     lines, buyer, context and codes; fulfillment and payment of the payload stay), or the id of the
-    incomplete checkout already made from it (reused), or `not_found` when the cart is not the caller's."""
+    incomplete checkout already made from it (reused), or `not_found` when the cart is not the caller's; with
+    the warning that the payload's own `line_items` were replaced, when it had others."""
     if not _owned(ctx, cart_id):
-        return OperationResult(
-            200,
-            error_response("not_found", _text(ctx, "not_found"), capabilities=ctx.ucp_capabilities(CHECKOUT) or None),
+        return CartConversion(
+            OperationResult(
+                200,
+                error_response(
+                    "not_found", _text(ctx, "not_found"), capabilities=ctx.ucp_capabilities(CHECKOUT) or None
+                ),
+            )
         )
     cart = Cart.objects.prefetch_related("lines").get(public_id=cart_id)
+    contents = cart_checkout_input(cart, signals=data.signals)
+    notice = _replaced_notice(ctx, cart_id, data.lines, contents.lines)
     if cart.checkout_id:
         status = Checkout.objects.filter(public_id=cart.checkout_id).values_list("status", flat=True).first()
         if status is not None and status not in TERMINAL_STATUSES:
-            return cart.checkout_id
-    contents = cart_checkout_input(cart, signals=data.signals)
+            return CartConversion(cart.checkout_id, notice)
     codes = contents.discount_codes if data.discount_codes is not None else None
-    return replace(
-        data,
-        lines=contents.lines,
-        buyer=contents.buyer or data.buyer,
-        context=contents.context or data.context,
-        discount_codes=codes,
+    return CartConversion(
+        replace(
+            data,
+            lines=contents.lines,
+            buyer=contents.buyer or data.buyer,
+            context=contents.context or data.context,
+            discount_codes=codes,
+        ),
+        notice,
     )

@@ -52,6 +52,13 @@ def public_url(path: str = "") -> str:
     return f"{settings.BCP_PUBLIC_URL.rstrip('/')}{path}"
 
 
+def store_trade_name() -> str:
+    """The store's name as the merchant set it in "Dados da loja" (not the project's SHOP_NAME, only the default of
+    a store never saved): how the A2A card and the MCP server name the business. From the store settings each
+    process keeps under their version token (no query while the row is unchanged; a save reaches every process)."""
+    return store_get().trade_name
+
+
 def profile_url() -> str:
     return public_url("/.well-known/bcp")
 

@@ -40,12 +40,14 @@ from bcp_app.service.discovery import (
 )
 from bcp_app.service.policies import policies_json
 from kernel.money import PT_BR, format_brl
+from orders.arrival import promise_words
 from orders.selectors import order_actions_bcp, order_bcp_payload
 from payments.boleto.codes import barcode_from_line, line_display
-from shop.checkout.selectors import CheckoutView, DestinationView, MethodView, Total
+from shop.checkout.selectors import CheckoutView, DestinationView, MethodView, OptionView, Total
 from shop.checkout.services import boleto_offered
 from shop.checkout.types import CheckoutMessage
 from shop.invoicing.selectors import fiscal_documents_bcp
+from shop.store.services import store_get
 
 CHECKOUT_CAPABILITIES = (CHECKOUT, FULFILLMENT, DISCOUNT, BUYER_CONSENT, AP2_MANDATE)
 # payments' charge statuses → PIX.md §2.3 wire values
@@ -164,14 +166,23 @@ def _destination(d: DestinationView) -> dict[str, Any]:
     return {"id": d.id, "type": d.type, **address}
 
 
+def _option_description(o: OptionView, handling_days: int) -> str:
+    """A shipping option's promise with the store's "prazo de postagem" (orders.arrival.promise_words), as the buyer's
+    checkout says it under the options: the platform reads only this text (closing note 45: it said the carrier's
+    days alone, when the order then dated its arrival from the payment, handling included)."""
+    days = (o.days_min, o.days_max) if o.days_min is not None and o.days_max is not None else None
+    return promise_words(o.description, handling_days, days)
+
+
 def _method(m: MethodView) -> dict[str, Any]:
+    handling = store_get().handling_days if m.type == "shipping" else 0  # a pickup is prepared, not posted
     groups = []
     for g in m.groups:
         options = []
         for o in g.options:
             option: dict[str, Any] = {"id": o.id, "title": o.title}
             if o.description:
-                option["description"] = {"plain": o.description}
+                option["description"] = {"plain": _option_description(o, handling)}
             option["totals"] = totals(o.totals)
             if o.carrier:
                 option["carrier"] = o.carrier

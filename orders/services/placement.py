@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.money import PT_BR, format_brl
 from kernel.rows import Update, insert_together, new_row, update_then_insert
+from orders.arrival import days_from_payment
 from orders.errors import OrderError
 from orders.models import (
     FIRST_NUMBER,
@@ -268,9 +269,10 @@ def _delivery_days(checkout: PlacedCheckout) -> dict[str, Any]:
     handling = max(0, checkout.handling_days)
     if handling:
         # the shop posts within `handling` business days of the payment: until then the window counts from it
+        from_payment = days_from_payment((low, high), handling)
         return {
-            "days_min": handling + low,
-            "days_max": handling + high,
+            "days_min": from_payment[0],
+            "days_max": from_payment[1],
             "days_from": DeliveryDaysFrom.PAYMENT,
             "handling_days": handling,
         }

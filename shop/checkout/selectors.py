@@ -617,6 +617,8 @@ def _methods(snapshot: dict[str, object]) -> tuple[MethodView, ...]:
                         description=o["description"],
                         amount=o["amount"],
                         carrier=o["carrier"],
+                        days_min=o.get("days_min"),
+                        days_max=o.get("days_max"),
                     )
                     for o in g["options"]
                 ),

@@ -39,6 +39,10 @@ def error_of(body: dict[str, Any]) -> tuple[int, str, dict[str, Any]]:
 
 
 def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
+    """The seed's card, "Example business agent" named as the store is in "Dados da loja" (not SHOP_NAME)."""
+    from shop.models import StoreSettings
+
+    StoreSettings.objects.create(trade_name="Torrefação da Serra")
     response = httpx.get(f"{server.base_url}/.well-known/agent-card.json", timeout=10)
 
     assert response.status_code == 200
@@ -55,7 +59,7 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
         "skills",
     ]
     assert card == {
-        "name": "Loja Exemplo business agent",
+        "name": "Torrefação da Serra business agent",
         "description": "Business agent with BCP checkout",
         "version": "1.0.0",
         "supportedInterfaces": [
@@ -188,6 +192,27 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
             },
         ],
     }
+
+
+def test_agent_card_follows_a_rename_in_dados_da_loja_bcp_a2a_01(server: LiveServer):
+    """Closing note 45: the card said settings.SHOP_NAME ("Loja Exemplo business agent") after the merchant renamed
+    the store in the admin. The name comes from the store settings each process keeps under their version token:
+    a save reaches the card on its next request, with no restart."""
+    from shop.models import StoreSettings
+
+    url = f"{server.base_url}/.well-known/agent-card.json"
+    before = httpx.get(url, timeout=10).json()["name"]  # no settings row yet: the default name (SHOP_NAME)
+    store = StoreSettings.objects.create(trade_name="Ateliê Ipê")
+    created = httpx.get(url, timeout=10).json()["name"]
+    store.trade_name = "Ateliê Ipê & Filhos"
+    store.save()
+    renamed = httpx.get(url, timeout=10).json()["name"]
+
+    assert (before, created, renamed) == (
+        "Loja Exemplo business agent",
+        "Ateliê Ipê business agent",
+        "Ateliê Ipê & Filhos business agent",
+    )
 
 
 def test_agent_card_lists_what_the_profile_offers_over_a2a_bcp_a2a_01(server: LiveServer):

@@ -191,6 +191,35 @@ def test_cart_converts_to_a_checkout_and_reuses_it_bcp_chk_01(client: Client, re
     assert Checkout.objects.get().buyer_consent["marketing"]["granted"] is True
 
 
+def test_line_items_sent_with_cart_id_are_replaced_and_said_so_bcp_chk_20(client: Client, rest: dict[str, str]) -> None:
+    """Closing note 45: `cart_id` with `line_items` of its own — the cart's lines win (BCP §4.3), and nothing told the
+    platform its lines were not used. BCP-CHK-20: a warning at `$.line_items` (code `line_items_replaced`), in
+    Portuguese, on the create and on the create that returns the cart's checkout again; none when the platform sent
+    no lines or the cart's own."""
+    cart = call(client, "post", "/carts", rest, {"line_items": [CAFE]}).json()
+    other = {"cart_id": cart["id"], "line_items": [{"item": {"id": "SKU-XICARA"}, "quantity": 1}]}
+
+    created = call(client, "post", "/checkout-sessions", rest, other).json()
+    reused = call(client, "post", "/checkout-sessions", rest, other).json()
+    same = call(client, "post", "/checkout-sessions", rest, {"cart_id": cart["id"], "line_items": [CAFE]}).json()
+    none = call(client, "post", "/checkout-sessions", rest, {"cart_id": cart["id"], "line_items": []}).json()
+
+    warning = {
+        "type": "warning",
+        "code": "line_items_replaced",
+        "path": "$.line_items",
+        "content": f"Os itens deste checkout são os do carrinho {cart['id']}: os line_items enviados junto com "
+        "cart_id foram substituídos pelos itens do carrinho. Confira os itens antes de concluir.",
+    }
+    assert [(li["item"]["id"], li["quantity"]) for li in created["line_items"]] == [("SKU-CAFE-500G", 2)]
+    assert [m for m in created.get("messages", []) if m["code"] == "line_items_replaced"] == [warning]
+    assert reused["id"] == created["id"]
+    assert [m for m in reused.get("messages", []) if m["code"] == "line_items_replaced"] == [warning]
+    for answer in (same, none):
+        assert answer["id"] == created["id"]
+        assert [m for m in answer.get("messages", []) if m["code"] == "line_items_replaced"] == []
+
+
 def test_other_platforms_do_not_see_a_cart(client: Client, rest: dict[str, str], fake_platform: Any) -> None:
     from bcp_app.service.platforms import platform_create
 

@@ -162,6 +162,24 @@ def test_full_agent_purchase_over_mcp_paid_by_pix_bcp_chk_01(shopper: Shopper) -
     ]
 
 
+def test_delivery_options_over_mcp_say_the_stores_posting_time(shopper: Shopper) -> None:
+    """Closing note 45, over MCP (the REST twin is in test_rest_checkout.py): with a "prazo de postagem" of 1 business
+    day the options say the carrier's days count from the posting, as the buyer's checkout says, and the total."""
+    from shop.store.services import store_row
+
+    store = store_row()
+    store.handling_days = 1
+    store.save()
+    checkout = ready_checkout(shopper)
+    options = {
+        o["id"]: o["description"]["plain"] for o in checkout["fulfillment"]["methods"][0]["groups"][0]["options"]
+    }
+    assert options["pac"] == (
+        "Chega em 3 a 5 dias úteis após a postagem; a loja posta em até 1 dia útil após o pagamento "
+        "(4 a 6 dias úteis desde o pagamento)"
+    )
+
+
 def test_complete_checkout_replay_returns_the_stored_response_bcp_idem_04(shopper: Shopper) -> None:
     # given a ready checkout completed once with a key
     from payments.models import PixCharge

@@ -96,6 +96,25 @@ def test_get_order_is_the_sdks_bytes_and_takes_the_fast_path(servers: tuple[str,
     assert len(mcp_server._wire_results) == 1
 
 
+def test_the_server_info_stamp_follows_a_rename_on_both_paths(servers: tuple[str, str], agent: Agent) -> None:
+    """Closing note 45: the MCP server's title said settings.SHOP_NAME after the merchant renamed the store in
+    "Dados da loja". A 2026-07-28 result carries the server's identity (`_meta` serverInfo); both paths name
+    the store as it is now, and the fast path's remembered bytes do not keep the old name."""
+    from mcp_types import SERVER_INFO_META_KEY
+
+    from shop.models import StoreSettings
+
+    order = place_seed_order(agent.platform_id)
+    store = StoreSettings.objects.create(trade_name="Ateliê Ipê")
+    body = _body({"meta": agent.meta(), "id": order.public_id})
+    first = _same(*servers, body, agent.headers).json()["result"]["_meta"][SERVER_INFO_META_KEY]["title"]
+    store.trade_name = "Ateliê Ipê & Filhos"
+    store.save()
+    renamed = _same(*servers, body, agent.headers).json()["result"]["_meta"][SERVER_INFO_META_KEY]["title"]
+
+    assert (first, renamed) == ("Ateliê Ipê (BCP)", "Ateliê Ipê & Filhos (BCP)")
+
+
 def test_errors_and_refused_requests_are_the_sdks_bytes(servers: tuple[str, str], agent: Agent) -> None:
     order = place_seed_order(agent.platform_id)
     cases: list[tuple[dict[str, Any], dict[str, str], dict[str, str]]] = [

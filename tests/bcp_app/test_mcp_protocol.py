@@ -19,7 +19,8 @@ from tests.bcp_app.test_mcp_helpers import mcp_client, raw_post, run, tools_call
 # Shared fixtures (pytest finds them by name in this module).
 live_mcp = test_mcp_helpers.live_mcp
 
-pytestmark = [pytest.mark.postgres, pytest.mark.e2e]
+# The database for every test: initialize, tools/list and discover name the store of "Dados da loja".
+pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 BCP_TOOLS = {
     "create_checkout",
@@ -253,6 +254,31 @@ def test_initialize_result_over_raw_http(live_mcp) -> None:
     assert result["protocolVersion"] == "2025-06-18"
     assert "tools" in result["capabilities"]
     assert json.dumps(result["serverInfo"]).count("loja-bcp") == 1
+
+
+def test_server_title_and_instructions_name_the_store_of_dados_da_loja_bcp_mcp_01(live_mcp) -> None:
+    """Closing note 45: title and instructions said settings.SHOP_NAME ("Loja Exemplo") after the merchant
+    renamed the store in the admin. Both eras name it as it is now, a save included (no restart)."""
+    from shop.models import StoreSettings
+
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    store = StoreSettings.objects.create(trade_name="Ateliê Ipê")
+    result = raw_post(live_mcp.mcp_url, initialize).json()["result"]
+    _, modern_info, _ = list_tools(live_mcp.mcp_url, "auto")
+    store.trade_name = "Ateliê Ipê & Filhos"
+    store.save()
+    renamed = raw_post(live_mcp.mcp_url, initialize).json()["result"]
+
+    assert (result["serverInfo"]["name"], result["serverInfo"]["title"]) == ("loja-bcp", "Ateliê Ipê (BCP)")
+    assert result["instructions"].startswith("Ateliê Ipê: Loja brasileira com BCP.")
+    assert modern_info.title == "Ateliê Ipê (BCP)"
+    assert renamed["serverInfo"]["title"] == "Ateliê Ipê & Filhos (BCP)"
+    assert renamed["instructions"].startswith("Ateliê Ipê & Filhos: ")
 
 
 def test_tools_carry_read_only_hints(live_mcp) -> None:

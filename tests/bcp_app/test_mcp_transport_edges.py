@@ -45,7 +45,8 @@ def test_request_ids_mcp_forbids_are_invalid_request(live_mcp: Any, request_id: 
 
 
 @pytest.mark.parametrize("request_id", ["abc", 7])
-def test_string_and_integer_ids_still_work(live_mcp: Any, request_id: Any) -> None:
+def test_string_and_integer_ids_still_work(live_mcp: Any, transactional_db: None, request_id: Any) -> None:
+    # (the database: tools/list reads the store's name for the server's identity)
     response = raw_post(live_mcp.mcp_url, {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"})
     assert response.status_code == 200
     assert response.json()["id"] == request_id

@@ -234,6 +234,45 @@ def test_request_return_then_staff_steps_each_send_a_signed_webhook(
     assert hooks[-1]["return_requests"][0]["refund_amount"] == line.unit_price
 
 
+def test_get_order_links_each_return_to_its_adjustments_so_the_agent_follows_its_refund_bcp_ord_09(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Agent walk (session 46): two returns of one unit each of the same line; the first one received and refunded.
+    The order's adjustments held a `return` and a `refund` naming the same line as both requests, and nothing said
+    whose they were, so an agent could not tell whether *its* return's money came back (the refund is `pending`
+    until the PSP answers, while the return already says `refunded`). Each return names its adjustments now."""
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-link-0"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    line = order.lines.get()
+    asked = []
+    for key in ("ret-link-1", "ret-link-2"):
+        headers["Idempotency-Key"] = key
+        ask = {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]}
+        asked.append(call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()["return_requests"])
+    first = asked[-1][0]["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_approve(return_id=first, actor="maria")
+        return_request_receive(return_id=first, actor="maria")
+        return_request_refund(return_id=first, actor="maria")
+
+    got = call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+    assert schema_errors(got) == []
+    refunded, waiting = got["return_requests"]
+    adjustments = {a["id"]: a for a in got["adjustments"]}
+    assert refunded["id"] == first and refunded["status"] == "refunded"
+    assert adjustments[refunded["return_adjustment_id"]]["type"] == "return"
+    refund = adjustments[refunded["refund_adjustment_id"]]
+    assert (refund["type"], refund["status"], refund["totals"]) == (
+        "refund",
+        "completed",  # the sandbox PSP answers at once
+        [{"type": "total", "amount": -refunded["refund_amount"]}],
+    )
+    assert waiting["status"] == "requested"
+    assert "return_adjustment_id" not in waiting and "refund_adjustment_id" not in waiting
+
+
 def test_request_return_refusals_name_the_member_in_portuguese(
     client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
 ) -> None:

@@ -292,6 +292,40 @@ def test_ready_for_complete_shows_the_pix_charge_bcp_chk_07_pay_01(client: Clien
     assert "messages" not in checkout
 
 
+def test_delivery_options_say_the_stores_posting_time_as_the_buyers_checkout_bcp_chk_21(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """Closing note 45: with a "prazo de postagem" of 2 business days (Dados da loja → Frete), the buyer's checkout
+    says the days count from the posting, and the order dates its arrival 2 + the carrier's days from the payment;
+    the options sent to agents said the carrier's days alone. They say both now, with the order's rule for the
+    total (orders.arrival.days_from_payment), on every transport (one presenter)."""
+    store = store_row()
+    store.handling_days = 2
+    store.save()
+    checkout = create(client, headers).json()
+    checkout = call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, full_update(checkout)).json()
+    options = checkout["fulfillment"]["methods"][0]["groups"][0]["options"]
+    store.handling_days = 0
+    store.save()
+    again = call(client, "get", f"/checkout-sessions/{checkout['id']}", headers).json()
+
+    described = {o["id"]: o["description"]["plain"] for o in options}
+    assert {key: described[key] for key in ("pac", "sedex")} == {
+        "pac": "Chega em 3 a 5 dias úteis após a postagem; a loja posta em até 2 dias úteis após o pagamento "
+        "(5 a 7 dias úteis desde o pagamento)",
+        "sedex": "Chega em 1 a 2 dias úteis após a postagem; a loja posta em até 2 dias úteis após o pagamento "
+        "(3 a 4 dias úteis desde o pagamento)",
+    }
+    assert all("; a loja posta em até 2 dias úteis após o pagamento" in text for text in described.values())
+    again_described = {
+        o["id"]: o["description"]["plain"] for o in again["fulfillment"]["methods"][0]["groups"][0]["options"]
+    }
+    assert (again_described["pac"], again_described["sedex"]) == (
+        "Chega em 3 a 5 dias úteis",
+        "Chega em 1 a 2 dias úteis",
+    )
+
+
 def test_complete_and_cancel_require_an_idempotency_key_bcp_idem_02(client: Client, headers: dict[str, str]) -> None:
     checkout = ready_checkout(client, headers)
     for path in (f"/checkout-sessions/{checkout['id']}/complete", f"/checkout-sessions/{checkout['id']}/cancel"):

@@ -58,6 +58,35 @@ def test_correios_check_digit() -> None:
     ]
 
 
+def test_prazo_says_the_stores_posting_time_when_the_order_counts_from_the_payment(
+    admin_client: Client, django_capture_on_commit_callbacks
+) -> None:
+    """Closing note 45: the change page's "Prazo" said the carrier's "Chega em 3 a 5 dias úteis" alone, for an order
+    whose arrival is dated from the payment with the store's 2 days of posting (as the buyer's checkout said). It says
+    both, with the order's rule for the total (orders.arrival.days_from_payment); an order without handling days
+    keeps the carrier's words."""
+    from dataclasses import replace
+
+    from orders.services import order_place_from_checkout
+    from tests.orders.conftest import make_checkout
+
+    with django_capture_on_commit_callbacks(execute=True):
+        posted = order_place_from_checkout(checkout=replace(make_checkout(), fulfillment_days=(3, 5), handling_days=2))
+        plain = order_place_from_checkout(checkout=replace(make_checkout(), fulfillment_days=(3, 5)))
+
+    def prazo(order: Order) -> str:
+        html = _page(admin_client, order)
+        found = re.search(r"<label>Prazo:</label>\s*<div class=\"readonly\">(.*?)</div>", html, re.S)
+        assert found, "no Prazo field on the change page"
+        return found.group(1).strip()
+
+    assert prazo(posted) == (
+        "Chega em 3 a 5 dias úteis após a postagem; a loja posta em até 2 dias úteis após o pagamento "
+        "(5 a 7 dias úteis desde o pagamento)"
+    )
+    assert prazo(plain) == "Chega em 3 a 5 dias úteis"
+
+
 def test_canceled_order_offers_no_work_and_refuses_a_forced_action(admin_client: Client, place_order) -> None:
     order = place_order(lines=[("CAM", 3000, 1)], freight=0)
     order_cancel(order_id=order.public_id, reason="Desistiu", refund=False)

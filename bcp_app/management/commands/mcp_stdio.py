@@ -34,6 +34,7 @@ class Command(BaseCommand):
         if options["api_key"]:
             headers["authorization"] = f"Bearer {options['api_key']}"
         server = build_server(stdio_headers=headers)
+        server.note_store_name()  # initialize names the store as "Dados da loja" says (read here: no loop yet)
 
         async def serve() -> None:
 

@@ -130,6 +130,14 @@ class ReturnRequestOut(ResponseModel):
     requested_by: str = Field(description="buyer (página do pedido) ou platform (agente).")
     merchant_note: str | None = Field(default=None, description="Resposta da loja (ex.: motivo da recusa).")
     refund_amount: int | None = Field(default=None, ge=0, description="Valor devolvido, em centavos.")
+    return_adjustment_id: str | None = Field(
+        default=None, description="Ajuste `return` dos itens recebidos (`adj_…`, em `adjustments`)."
+    )
+    refund_adjustment_id: str | None = Field(
+        default=None,
+        description="Ajuste `refund` desta devolução (`adj_…`, em `adjustments`): seu status diz se o dinheiro "
+        "voltou (pending, completed, failed).",
+    )
     created_at: str = Field(description="RFC 3339.")
     updated_at: str = Field(description="RFC 3339.")
 

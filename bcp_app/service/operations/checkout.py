@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.utils import translation
@@ -164,13 +165,15 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
     # Every transport creates checkouts here, so one budget covers REST, MCP and A2A alike.
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
     data = _checkout_input(ctx, request, update=False)
+    notices: list[ct.CheckoutMessage] = []
     if request.cart_id is not None and ctx.has(CART):  # BCP §4.3: the cart wins; its incomplete checkout is reused
         converted = checkout_from_cart(ctx, request.cart_id, data)
-        if isinstance(converted, str):
-            return get_checkout(ctx, converted)
-        if isinstance(converted, OperationResult):
-            return converted
-        data = converted
+        notices = [converted.notice] if converted.notice is not None else []  # BCP-CHK-20: lines replaced
+        if isinstance(converted.outcome, str):
+            return get_checkout(ctx, converted.outcome, notices=notices)
+        if isinstance(converted.outcome, OperationResult):
+            return converted.outcome
+        data = converted.outcome
     try:
         owner = ctx.checkout_owner  # anonymous: bound to its profile (or the permalink's session), issue 31
         result = services.checkout_create(
@@ -196,10 +199,15 @@ def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[s
         raise _input_error(exc) from exc
     if request.cart_id is not None and ctx.has(CART):
         link_cart(request.cart_id, result.checkout.public_id)
+    if notices:
+        result = replace(result, messages=[*result.messages, *notices])
     return checkout_result(ctx, result, status=201)
 
 
-def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
+def get_checkout(
+    ctx: RequestContext, checkout_id: str, *, notices: list[ct.CheckoutMessage] | None = None
+) -> OperationResult:
+    """The checkout, with `notices` (this call's own warnings, e.g. a create's replaced lines) after its messages."""
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
     try:
@@ -208,6 +216,8 @@ def get_checkout(ctx: RequestContext, checkout_id: str) -> OperationResult:
         return not_found_checkout(ctx)
     if not owned(ctx, result.checkout):
         return not_found_checkout(ctx)
+    if notices:
+        result = replace(result, messages=[*result.messages, *notices])
     return checkout_result(ctx, result)
 
 

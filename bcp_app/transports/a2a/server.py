@@ -84,7 +84,7 @@ from bcp_app.protocol.schemas.text import CONTROL_CHARACTER, find_control_charac
 from bcp_app.protocol.signatures import HttpMessage
 from bcp_app.service import a2a_tasks, outbound, ratelimit
 from bcp_app.service.context import SignedRequest, resolve_context
-from bcp_app.service.discovery import a2a_capability_registry, public_url
+from bcp_app.service.discovery import a2a_capability_registry, public_url, store_trade_name
 from bcp_app.service.negotiation import parse_agent_header
 from bcp_app.transports.a2a.actions import handle_message
 from bcp_app.transports.a2a.messages import intify, message_to_dict, to_proto
@@ -130,10 +130,11 @@ def card_capabilities() -> dict[str, list[dict[str, Any]]]:
     return capabilities
 
 
-def agent_card_dict() -> dict[str, Any]:
-    shop = str(getattr(settings, "SHOP_NAME", "") or "Loja")
+def agent_card_dict(shop_name: str) -> dict[str, Any]:
+    """The card of the store named `shop_name`: its trade name as the merchant set it in "Dados da loja"
+    (`store_trade_name`, read in a thread by `agent_card_endpoint`), as the seed's "Example business agent"."""
     return {
-        "name": f"{shop} business agent",
+        "name": f"{shop_name or 'Loja'} business agent",
         "description": "Business agent with BCP checkout",
         "version": AGENT_VERSION,
         "supportedInterfaces": [
@@ -196,9 +197,9 @@ def agent_card_dict() -> dict[str, Any]:
     }
 
 
-def agent_card() -> AgentCard:
+def agent_card(shop_name: str) -> AgentCard:
     """The same card as the SDK's protobuf type (validated by parsing it)."""
-    return ParseDict(agent_card_dict(), AgentCard())
+    return ParseDict(agent_card_dict(shop_name), AgentCard())
 
 
 logger = logging.getLogger(__name__)
@@ -657,8 +658,11 @@ def _read_body(context: ServerCallContext, request_id: Any, reply: dict[str, Any
 
 
 async def agent_card_endpoint(request: Request) -> Response:
-    """BCP-A2A-01: the Agent Card, public and cacheable."""
-    return JSONResponse(agent_card_dict(), headers={"Cache-Control": "public, max-age=300"})
+    """BCP-A2A-01: the Agent Card, public and cacheable, named after the store as it is now: the trade name is read
+    (in a thread: the first read after a save queries the row) from the store settings each process keeps under
+    their version token, so a rename in the admin reaches every process's card on its next request."""
+    shop_name = await db_call(store_trade_name)
+    return JSONResponse(agent_card_dict(shop_name), headers={"Cache-Control": "public, max-age=300"})
 
 
 async def _rpc(dispatcher: BcpDispatcher, scope: Any, receive: Any, send: Any) -> None:
@@ -691,7 +695,9 @@ class A2AApplication:
             self._handler = BcpRequestHandler(
                 agent_executor=BcpAgentExecutor(),
                 task_store=BcpTaskStore(),
-                agent_card=agent_card(),
+                # The SDK reads only the card's capabilities and input modes (never served from here: the
+                # endpoint builds the card with the store's current name), so no query at start-up for its name.
+                agent_card=agent_card(settings.SHOP_NAME),
                 push_config_store=BcpPushConfigStore(),
                 push_url_validator=push_url_ok,
                 event_stream=BcpTaskEventStream(),

@@ -13,13 +13,14 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import mcp_types as types
 import orjson
 from asgiref.sync import ThreadSensitiveContext
 from django.conf import settings
+from django.db import DatabaseError, close_old_connections, connections
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
 from mcp.server.runner import ServerRunner, modern_error_data
@@ -44,8 +45,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bcp_app.protocol.errors import PROTOCOL_ERRORS, ProtocolError
-from bcp_app.transports.mcp.tools import CallInfo, McpTool, protocol_error_to_mcp, run_tool
+from bcp_app.service.discovery import store_trade_name
+from bcp_app.transports.mcp.tools import CallInfo, McpTool, ToolOutcome, protocol_error_to_mcp, run_tool
 from bcp_app.transports.mcp.tools import all_tools as _all
+from kernel import threads
 from kernel.ops.asgi_guard import replaying
 
 logger = logging.getLogger("bcp_app.transports.mcp.server")
@@ -73,19 +76,92 @@ INSTRUCTIONS = (
 )
 
 
+class StoreNamedServer(Server[Any]):
+    """The SDK's server whose `title` ("<store> (BCP)") and `instructions` ("<store>: …") name the store as the
+    merchant set it in "Dados da loja", not the project's SHOP_NAME.
+
+    The name (`store_name`) is the one the process's store settings hold now (`store_trade_name`: kept under
+    their version token, so a save reaches every process): each tool call notes it in its own thread after it
+    ran (the BCP context has prefetched the token, so it costs nothing), and `McpAsgiApp` reads it in a thread
+    before any other request (initialize, tools/list, server/discover). The SDK's `serverInfo` stamp is
+    remembered per name instead of once per server."""
+
+    def __init__(self, *args: Any, label: str, instructions: str, **kwargs: Any) -> None:
+        self.store_name = str(settings.SHOP_NAME)  # until the first read (no query at start-up, in the loop)
+        self._label = label
+        self._instructions = instructions
+        self._stamp: tuple[str, dict[str, Any]] | None = None
+        self.bcp_tools: dict[str, McpTool] = {}  # by name, as `tools/call` runs them
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def title(self) -> str:
+        return f"{self.store_name or 'Loja'} ({self._label})"
+
+    @title.setter
+    def title(self, value: str | None) -> None:  # the SDK's __init__ assigns it: ours is `label`
+        pass
+
+    @property  # type: ignore[override]
+    def instructions(self) -> str:
+        return f"{self.store_name or 'Loja'}: {self._instructions}"
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:  # as `title`
+        pass
+
+    @property  # type: ignore[override]
+    def _server_info_stamp_source(self) -> dict[str, Any]:
+        stamp = self._stamp
+        if stamp is None or stamp[0] != self.store_name:
+            stamp = self._stamp = (
+                self.store_name,
+                self.server_info.model_dump(by_alias=True, mode="json", exclude_none=True),
+            )
+        return stamp[1]
+
+    def note_store_name(self) -> None:
+        """In a worker thread (ORM): the store's name now."""
+        self.store_name = store_trade_name()
+
+
+def _note_store_name(server: StoreNamedServer) -> None:
+    close_old_connections()
+    try:
+        server.note_store_name()
+    except DatabaseError:  # the database away: initialize still answers, with the name last read
+        logger.warning("MCP: the store's name could not be read; the last one read stands", exc_info=True)
+    finally:
+        connections.close_all()  # the executor thread is reused by other calls: its connection back to the pool
+
+
+def _naming(server: StoreNamedServer, tool: McpTool) -> McpTool:
+    """`tool` whose run, in its thread and request scope, then notes the store's name on `server` (for the
+    `serverInfo` stamp of its own answer)."""
+    run = tool.run
+
+    def named_run(call: CallInfo) -> ToolOutcome:
+        outcome = run(call)
+        server.note_store_name()
+        return outcome
+
+    return replace(tool, run=named_run)
+
+
 def build_server(
     tools: list[McpTool] | None = None,
     *,
     stdio_headers: dict[str, str] | None = None,
     title: str = "BCP",
     instructions: str = INSTRUCTIONS,
-) -> Server[Any]:
+) -> StoreNamedServer:
     """A low-level MCP server listing `tools` and dispatching `tools/call` to them.
 
     `stdio_headers` stand in for HTTP headers on stdio (e.g. the operator's API key and language).
     """
-    registry = {tool.name: tool for tool in (tools if tools is not None else all_tools())}
-    listed = [tool.as_tool() for tool in registry.values()]
+    served = tools if tools is not None else all_tools()
+    registry: dict[str, McpTool] = {}
+    listed = [tool.as_tool() for tool in served]
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
@@ -97,16 +173,19 @@ def build_server(
         call = await _call_info(ctx, params, stdio_headers or {})
         return await run_tool(tool, call)
 
-    return Server(
+    server = StoreNamedServer(
         SERVER_NAME,
         version=SERVER_VERSION,
-        title=f"{settings.SHOP_NAME} ({title})",
+        label=title,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         # Lets the 2026-07-28 transport check Mcp-Param-* headers without re-running tools/list per call.
         get_tool_input_schema=lambda name: registry[name].input_schema if name in registry else None,
     )
+    registry.update({tool.name: _naming(server, tool) for tool in served})
+    server.bcp_tools = registry  # the fast path (`McpAsgiApp`) runs the same, naming, tools
+    return server
 
 
 async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_headers: dict[str, str]) -> CallInfo:
@@ -445,7 +524,8 @@ def _wire_result(server: Server[Any], version: str, result: types.CallToolResult
     content's own bytes, which the dict hashes once (issue 34: a blake2b digest of them, the reference C
     implementation, cost about 100 k instructions per Get Order, more than the dict's hash and one compare)."""
     content = [block.model_dump(mode="json", by_alias=True) for block in result.content]
-    key = orjson.dumps([version, content, result.structured_content, result.is_error, result.meta])
+    # the title too: the `serverInfo` stamp names the store, which a save in the admin renames
+    key = orjson.dumps([version, server.title, content, result.structured_content, result.is_error, result.meta])
     wire = _wire_results.get(key)
     if wire is None:
         connection = Connection.from_envelope(version, None, {})
@@ -501,7 +581,8 @@ class McpAsgiApp:
         if runner in done:
             started_task.cancel()
             runner.result()  # re-raise the start-up failure
-        fast = {tool.name: tool for tool in all_tools() if tool.name in self._fast_tools} if self._fast_tools else {}
+        served = getattr(manager.app, "bcp_tools", None) or {tool.name: tool for tool in all_tools()}
+        fast = {name: tool for name, tool in served.items() if name in self._fast_tools}
         self._running[loop] = _Running(manager, runner, stop, fast, _param_headers(fast))
 
     async def shutdown(self) -> None:
@@ -551,6 +632,12 @@ class McpAsgiApp:
             return
         if running.fast and await _fast_call(running, scope, receive, send, body, decoded):
             return
+        server = running.manager.app
+        if isinstance(server, StoreNamedServer) and not (
+            isinstance(decoded, dict) and decoded.get("method") == "tools/call"
+        ):
+            # initialize, tools/list, server/discover: they name the store (a tool call notes it in its thread)
+            await threads.in_thread(_note_store_name, server)
         # One executor thread per request for the ORM work (as Django's own ASGI handler does).
         async with ThreadSensitiveContext():
             await running.manager.handle_request(scope, receive, _StatusFromError(send))
