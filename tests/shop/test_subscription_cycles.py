@@ -190,6 +190,10 @@ def test_a_failed_cycle_tells_the_buyer_is_retried_within_the_rules_then_paid(
     assert "Vamos tentar de novo em " + retry_day + " (" in mail.outbox[0].body
     assert tomorrow not in mail.outbox[0].body
     assert f"/assinaturas/{subscription.access_token}/" in mail.outbox[0].body
+    # QA walk: the buyer's page said "Nova tentativa" with no day, and (sandbox) had no button to pay the retry.
+    page = client.get(f"/assinaturas/{subscription.access_token}/").content.decode()
+    assert "Nova tentativa · pelo Pix Automático em " + retry_day + "<" in page
+    assert "no cartão" not in page
 
     with django_capture_on_commit_callbacks(execute=True):
         _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=True))
