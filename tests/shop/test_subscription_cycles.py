@@ -194,6 +194,7 @@ def test_a_failed_cycle_tells_the_buyer_is_retried_within_the_rules_then_paid(
     page = client.get(f"/assinaturas/{subscription.access_token}/").content.decode()
     assert "Nova tentativa · pelo Pix Automático em " + retry_day + "<" in page
     assert "no cartão" not in page
+    assert 'data-testid="skip"' not in page  # a cycle being retried cannot be skipped: no button only refused
 
     with django_capture_on_commit_callbacks(execute=True):
         _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=True))
