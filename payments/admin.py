@@ -418,7 +418,7 @@ class PixRecurrenceWebhookEventAdmin(RawBodyColumn, ReadOnlyAdmin):
 
 class InfractionAnswerForm(forms.Form):
     decision = forms.ChoiceField(
-        label=_("decisão"),
+        label=_("Decisão"),
         choices=[
             ("contest", _("Contestar: a venda é legítima (o envio é liberado)")),
             ("accept", _("Aceitar devolver o valor ao pagador (o envio segue retido)")),
@@ -426,7 +426,7 @@ class InfractionAnswerForm(forms.Form):
         widget=forms.RadioSelect,
     )
     justification = forms.CharField(
-        label=_("justificativa e evidências"),
+        label=_("Justificativa e evidências"),
         widget=forms.Textarea(attrs={"rows": 8}),
         help_text=_(
             "O que o PSP pede para analisar: código de rastreio e data da entrega, número da NF-e, conversa com o "

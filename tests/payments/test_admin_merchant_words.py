@@ -100,3 +100,12 @@ def test_the_pages_of_a_boleto_a_pix_and_its_refund_show_reais_not_centavos(admi
     text = _text(admin_client.get(f"/admin/payments/pixpayment/{payment.pk}/change/").content.decode())
     assert re.search(r"Valor:? R\$ 206,70", text) and "20670" not in text
     assert "Valor pago" not in text and "Valor devolvido" not in text  # no display of a field the row has not
+
+
+def test_the_dispute_answer_form_labels_start_with_a_capital(admin_client: Client) -> None:
+    """QA walk: the answer page read "decisão:" and "justificativa e evidências:" among capitalised labels."""
+    infraction = _dispute()
+    PixInfractionAnswer.objects.filter(infraction=infraction).delete()
+    html = admin_client.get(f"/admin/payments/pixinfraction/{infraction.pk}/responder/").content.decode()
+    labels = re.findall(r"<label[^>]*>([^<]+)</label>", html)
+    assert "Decisão:" in labels and "Justificativa e evidências:" in labels, labels
