@@ -98,9 +98,42 @@ class HandlerFilter(admin.SimpleListFilter):
 
 
 class MoneyColumns:
+    """Money in reais on the list and on the row's own page. QA walk: the pages of a boleto, a Pix charge, a Pix
+    received or refunded showed "Valor: 18280" (the centavos column as it is stored). On the row's page each model
+    field named in `money_displays` is shown by its display method instead, in the field's place."""
+
+    money_displays: dict[str, str] = {
+        "amount": "amount_brl",
+        "paid_amount": "paid_amount_brl",
+        "refunded_amount": "refunded_amount_brl",
+    }
+
     @admin.display(description=_("valor"), ordering="amount")
     def amount_brl(self, obj: object) -> str:
         return format_brl(getattr(obj, "amount", None)) or "—"
+
+    @admin.display(description=_("valor pago"))
+    def paid_amount_brl(self, obj: object) -> str:
+        return format_brl(getattr(obj, "paid_amount", None)) or "—"
+
+    @admin.display(description=_("valor devolvido"))
+    def refunded_amount_brl(self, obj: object) -> str:
+        return format_brl(getattr(obj, "refunded_amount", None)) or "—"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        shown = list(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        return [*shown, *(name for name in self.money_displays.values() if name not in shown)]
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields: list[Any] = []
+        for name in super().get_fields(request, obj):  # type: ignore[misc]
+            name = self.money_displays.get(name, name) if isinstance(name, str) else name
+            if name not in fields:
+                fields.append(name)
+        # Only the displays of fields the page has (a model without `paid_amount` shows no "valor pago").
+        model_fields = getattr(self, "model")._meta.fields  # noqa: B009 (the ModelAdmin's, not this mixin's)
+        unused = set(self.money_displays.values()) - {self.money_displays.get(f.name, "") for f in model_fields}
+        return [name for name in fields if name not in unused]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -198,6 +231,11 @@ class CardPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
     )
     list_filter = ("status", HandlerFilter, "gateway")
     search_fields = ("payment_id", "reference", "gateway_reference", "gateway_order_id")
+    money_displays = {
+        **MoneyColumns.money_displays,
+        "refunded_amount": "refunded_brl",
+        "gateway_status": "gateway_status_words",
+    }
 
     @admin.display(description=_("situação no gateway"), ordering="gateway_status")
     def gateway_status_words(self, obj: CardPayment) -> str:
@@ -223,6 +261,7 @@ class BoletoPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
     list_display = ("payment_id", "reference", "amount_brl", "status", "due_date", "paid_at", "gateway_status_words")
     list_filter = ("status", "gateway")
     search_fields = ("payment_id", "reference", "gateway_charge_id", "line", "nosso_numero")
+    money_displays = {**MoneyColumns.money_displays, "gateway_status": "gateway_status_words"}
 
     @admin.display(description=_("situação no gateway"), ordering="gateway_status")
     def gateway_status_words(self, obj: BoletoPayment) -> str:
@@ -379,7 +418,7 @@ class PixRecurrenceWebhookEventAdmin(RawBodyColumn, ReadOnlyAdmin):
 
 class InfractionAnswerForm(forms.Form):
     decision = forms.ChoiceField(
-        label=_("decisão"),
+        label=_("Decisão"),
         choices=[
             ("contest", _("Contestar: a venda é legítima (o envio é liberado)")),
             ("accept", _("Aceitar devolver o valor ao pagador (o envio segue retido)")),
@@ -387,7 +426,7 @@ class InfractionAnswerForm(forms.Form):
         widget=forms.RadioSelect,
     )
     justification = forms.CharField(
-        label=_("justificativa e evidências"),
+        label=_("Justificativa e evidências"),
         widget=forms.Textarea(attrs={"rows": 8}),
         help_text=_(
             "O que o PSP pede para analisar: código de rastreio e data da entrega, número da NF-e, conversa com o "

@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import PT_BR, format_brl
+from orders.choices import OrderStatus
 from orders.errors import OrderError
 from orders.models import Adjustment, AdjustmentStatus, AdjustmentType, Order, PaymentDispute
 from orders.services._common import (
@@ -35,6 +36,7 @@ def _brl(cents: int) -> str:
 
 
 FINAL = (PaymentDispute.RETURNED, PaymentDispute.KEPT)
+_ALL_SENT = (OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.RETURNED)  # nothing left to hold
 _SITUATIONS = {
     "scam": "golpe",
     "account_takeover": "invasão de conta",
@@ -90,9 +92,15 @@ def order_dispute_record(
         order.payment_dispute, order.payment_dispute_id = PaymentDispute.OPEN, infraction_id
         order.save(update_fields=["payment_dispute", "payment_dispute_id", "updated_at"])
         reason = _SITUATIONS.get(situation, situation or "motivo não informado")
+        # QA walk: a dispute of a delivered order said "Envio retido", though nothing was left to hold.
+        hold = (
+            "O pedido já saiu da loja: responda com o rastreio e a nota fiscal."
+            if order.status in _ALL_SENT
+            else "Envio retido até a equipe responder."
+        )
         timeline(
             order, "dispute_opened",
-            f"O pagador contestou o Pix de {brl} pelo MED ({reason}). Envio retido até a equipe responder."
+            f"O pagador contestou o Pix de {brl} pelo MED ({reason}). {hold}"
             + (f" Relato: {details[:300]}" if details else ""),
             data={"infraction_id": infraction_id, "amount": amount},
         )  # fmt: skip
@@ -111,7 +119,8 @@ def order_dispute_record(
         order.save(update_fields=["payment_dispute", "updated_at"])
         timeline(
             order, "dispute_answered",
-            "A equipe contestou a disputa com evidências; envio liberado enquanto o PSP analisa.",
+            "A equipe contestou a disputa com evidências"
+            + ("; o PSP analisa." if order.status in _ALL_SENT else "; envio liberado enquanto o PSP analisa."),
             actor=actor, data={"infraction_id": infraction_id, "accept": False},
         )  # fmt: skip
         notify_changed(order, "payment_dispute_contested")
@@ -129,7 +138,9 @@ def order_dispute_record(
     order.payment_dispute = PaymentDispute.KEPT
     order.save(update_fields=["payment_dispute", "updated_at"])
     timeline(
-        order, "dispute_kept", f"Disputa do Pix encerrada: os {brl} ficam com a loja. Envio liberado.",
+        order, "dispute_kept",
+        f"Disputa do Pix encerrada: os {brl} ficam com a loja."
+        + ("" if order.status in _ALL_SENT else " Envio liberado."),
         data={"infraction_id": infraction_id},
     )  # fmt: skip
     notify_changed(order, "payment_dispute_closed")

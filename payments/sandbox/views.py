@@ -202,6 +202,15 @@ def cobr_settle(params: dict[str, Any], *, txid: str) -> dict[str, Any]:
     return recurring.cobr_settle(txid, paid=_flag(params.get("paid", "1")))
 
 
+# The sandbox gateway's charge codes as the buyer reads them on the boleto (QA walk: "Situação: pending").
+BOLETO_STATUS_WORDS = {
+    "pending": _("Aguardando pagamento"),
+    "paid": _("Pago"),
+    "failed": _("Falhou"),
+    "canceled": _("Cancelado"),
+}
+
+
 @require_GET
 def charge_page(request: HttpRequest, txid: str) -> HttpResponse:
     """Developer page: the sandbox's view of a charge with its QR and "pay" buttons."""
@@ -241,6 +250,7 @@ def boleto_page(request: HttpRequest, charge_id: str) -> HttpResponse:
         raise Http404("unknown boleto")
     context = {
         "row": row,
+        "status": BOLETO_STATUS_WORDS.get(row.status, row.status),
         "line": line_display(row.boleto_line),
         "barcode_svg": itf_svg(barcode_from_line(row.boleto_line)),
     }

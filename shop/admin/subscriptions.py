@@ -162,7 +162,10 @@ class SubscriptionCycleInline(CycleOrderLink, admin.TabularInline):
     model = SubscriptionCycle
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("number", "due_date", "amount_display", "status", "stock_short", "order_link", "txid")
+    # `retry_on`: the day of a refused cycle's next attempt (card or Pix Automático), as the buyer's page says it.
+    fields = readonly_fields = (
+        "number", "due_date", "amount_display", "status", "retry_on", "stock_short", "order_link", "txid",
+    )  # fmt: skip
     ordering = ("-number",)
 
     @admin.display(description=_("valor"))

@@ -53,6 +53,11 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             and live is not None
             and live.status == ShippingLabel.Status.PURCHASED
             and live.finished_at is None,
+            # QA walk: an order cancelled after its label was bought kept the label, paid and unsaid.
+            "canceled_with_label": order.status == "canceled"
+            and live is not None
+            and live.status == ShippingLabel.Status.PURCHASED
+            and live.finished_at is None,
             "buy_url": reverse("shop_label_buy", args=[order.public_id]),
             "cancel_url": reverse("shop_label_cancel", args=[live.public_id]) if live else "",
             "pdf_url": reverse("shop_label_pdf", args=[live.public_id]) if live and live.status == "purchased" else "",

@@ -23,7 +23,9 @@ import carriers
 from carriers import CarrierRejected, CarrierUnavailable, TrackingEvent
 from kernel.http import Deadline
 from orders.errors import OrderError
+from orders.models import FulfillmentEvent
 from orders.services import clean_tracking, fulfillment_event_create, order_returned_to_sender_open
+from orders.summary import current_tracking
 from shop.freight.labels import ACTOR, _state
 from shop.models import LabelTrackingEvent, ShippingLabel
 
@@ -73,6 +75,24 @@ def _code_for(label: ShippingLabel, event: TrackingEvent) -> str:
     return code
 
 
+def _as_corrected(label: ShippingLabel, code: str) -> tuple[str, str]:
+    """The code and carrier the order shows now for the label's shipment: staff's latest correction of it
+    ("Corrigir rastreio") when there is one. QA walk: events after a correction came back with the label's old
+    code, and the buyer's page showed the wrong code again under "Entregue"."""
+    carrier = label.carrier_name or ""
+    if not code:
+        return code, carrier
+    shipment = (
+        FulfillmentEvent.objects.filter(order_id=label.order_id, type="shipped", tracking_number=code)
+        .order_by("occurred_at", "pk")
+        .first()
+    )
+    if shipment is None:
+        return code, carrier
+    current = current_tracking(shipment, list(shipment.corrections.all()))
+    return current.tracking_number or code, current.carrier or carrier
+
+
 def _ship_first(label: ShippingLabel, event: TrackingEvent, code: str) -> None:
     """The parcel is on its way but the order was never shipped from this label (its posting came with a bad
     code): ship it now, as posted when this event happened. Nothing when shipped already (by hand, or before)."""
@@ -106,11 +126,12 @@ def _apply_one(label: ShippingLabel, event: TrackingEvent) -> str:
     code = _code_for(label, event)
     if event.kind in AFTER_POSTING:
         _ship_first(label, event, code)
+    shown_code, carrier = _as_corrected(label, code)
     try:
         with transaction.atomic():
             created = fulfillment_event_create(
-                order_id=label.order.public_id, type=kind, tracking_number=code,
-                carrier=label.carrier_name or "", description=event.description, occurred_at=event.occurred_at,
+                order_id=label.order.public_id, type=kind, tracking_number=shown_code,
+                carrier=carrier, description=event.description, occurred_at=event.occurred_at,
                 actor=ACTOR,
             )  # fmt: skip
     except OrderError as error:
@@ -127,7 +148,7 @@ def _apply_one(label: ShippingLabel, event: TrackingEvent) -> str:
         )
         order_returned_to_sender_open(
             order_id=label.order.public_id,
-            description=f"Objeto {code} devolvido ao remetente"
+            description=f"Objeto {shown_code} devolvido ao remetente"
             + (f": {event.description}" if event.description else ""),
             actor=ACTOR,
         )

@@ -314,8 +314,10 @@ def cycle_fail(*, reference: str, final: bool, retry_on: date | None, reason: st
     if cycle is None or cycle.status in (Cycle.PAID, Cycle.FAILED, Cycle.SKIPPED, Cycle.CANCELLED):
         return
     if not final:
-        cycle.status = Cycle.RETRYING
-        cycle.save(update_fields=["status", "updated_at"])
+        # The retry's day on the cycle for a Pix retry too (the card path set it already): the buyer's page says
+        # when (QA walk: it said "Nova tentativa" with no day while the e-mail named it).
+        cycle.status, cycle.retry_on = Cycle.RETRYING, retry_on or cycle.retry_on
+        cycle.save(update_fields=["status", "retry_on", "updated_at"])
         retry = retry_on.isoformat() if retry_on else ""
         _event(cycle.subscription, "cycle_retrying", cycle=cycle.public_id, retry_on=retry, reason=reason)
         return

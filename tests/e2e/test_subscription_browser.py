@@ -1,6 +1,6 @@
 """Issue 38 in a real browser at 360 px (the README's demo path): a newcomer subscribes to the coffee club from
-the product page, presses "Autorizar no sandbox", then "Pagar este ciclo no sandbox", and the first cycle is an
-order linked from the subscription's page; no page scrolls sideways."""
+the product page, presses "Autorizar no sandbox", then "Recusar (sem saldo)" and "Pagar este ciclo no sandbox"
+(the retry), and the first cycle is an order linked from the subscription's page; no page scrolls sideways."""
 
 from __future__ import annotations
 
@@ -54,6 +54,11 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             page.get_by_test_id("sandbox-authorize").click()
             expect(page.get_by_test_id("subscription-status")).to_have_text("Ativa")
             expect(page.get_by_test_id("next-charge")).to_contain_text("R$ 39,90")
+            no_sideways_scroll(page)
+            # The bank refuses the first attempt (no funds): the page names the retry's day, and the retry is paid.
+            # QA walk: it said "Nova tentativa" with no day and offered no way to pay the retry in the sandbox.
+            page.get_by_test_id("sandbox-cobr-fail").click()
+            expect(page.get_by_test_id("next-charge")).to_contain_text("Nova tentativa · pelo Pix Automático em ")
             no_sideways_scroll(page)
             page.get_by_test_id("sandbox-cobr-pay").click()
             order = off_loop(lambda: Order.objects.get())

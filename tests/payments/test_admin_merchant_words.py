@@ -82,3 +82,30 @@ def test_the_boletos_list_shows_the_gateway_status_in_words(admin_client: Client
     )  # fmt: skip
     text = _text(admin_client.get("/admin/payments/boletopayment/").content.decode())
     assert "paga / paga" in text and "paid/paid" not in text
+
+
+def test_the_pages_of_a_boleto_a_pix_and_its_refund_show_reais_not_centavos(admin_client: Client) -> None:
+    """QA walk: the boleto's own page read "Valor: 18280", "Valor pago: 0" and "Situação no gateway:
+    canceled/canceled"; the pages of a Pix received and of a Pix refund showed centavos too."""
+    boleto = BoletoPayment.objects.create(
+        payment_id="bol_2", reference="checkout_c", handler_id="boleto", amount=18280, status="paid",
+        due_date=date(2026, 12, 10), gateway="sandbox", gateway_charge_id="ch_2", gateway_status="paid/paid",
+        paid_amount=18280, refunded_amount=500,
+    )  # fmt: skip
+    text = _text(admin_client.get(f"/admin/payments/boletopayment/{boleto.pk}/change/").content.decode())
+    assert re.search(r"Valor:? R\$ 182,80", text) and re.search(r"Valor pago:? R\$ 182,80", text)
+    assert re.search(r"Valor devolvido:? R\$ 5,00", text)
+    assert "18280" not in text and "paga / paga" in text and "paid/paid" not in text
+    payment = PixPayment.objects.create(end_to_end_id=e2eid(), amount=20670, paid_at=timezone.now(), outcome="settled")
+    text = _text(admin_client.get(f"/admin/payments/pixpayment/{payment.pk}/change/").content.decode())
+    assert re.search(r"Valor:? R\$ 206,70", text) and "20670" not in text
+    assert "Valor pago" not in text and "Valor devolvido" not in text  # no display of a field the row has not
+
+
+def test_the_dispute_answer_form_labels_start_with_a_capital(admin_client: Client) -> None:
+    """QA walk: the answer page read "decisão:" and "justificativa e evidências:" among capitalised labels."""
+    infraction = _dispute()
+    PixInfractionAnswer.objects.filter(infraction=infraction).delete()
+    html = admin_client.get(f"/admin/payments/pixinfraction/{infraction.pk}/responder/").content.decode()
+    labels = re.findall(r"<label[^>]*>([^<]+)</label>", html)
+    assert "Decisão:" in labels and "Justificativa e evidências:" in labels, labels

@@ -120,6 +120,7 @@ def test_the_sandbox_pays_a_boleto_through_its_control_api_and_the_inbox(setting
     assert CardWebhookEvent.objects.get().type == "charge.paid"
     page = Client().get(f"/_sandbox/gateway/boleto/{charge.charge_id}")
     assert page.status_code == 200 and line_display(charge.boleto_line) in page.content.decode()
+    assert "Situação: Pago<" in page.content.decode()  # QA walk: it read the gateway's code, "pending" / "paid"
     assert BoletoPayment.objects.count() == 0  # the sandbox is the gateway: recording is the shop's part
 
 

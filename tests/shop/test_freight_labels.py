@@ -10,6 +10,7 @@ from django.contrib.messages import get_messages
 from django.utils import timezone
 
 from orders.models import OrderEvent, OutboxMessage
+from orders.services import order_cancel
 from orders.tasks import sweep_outbox
 from shop.freight.labels import FreightError, label_request
 from shop.models import ShippingLabel, StoreSettings
@@ -135,6 +136,30 @@ def test_cancel_within_the_window_and_refused_after_posting(
     assert "O Melhor Envio não permite mais cancelar esta etiqueta" in page
     second.refresh_from_db()
     assert second.status == "purchased"
+
+
+def test_an_order_cancelled_with_a_bought_label_says_to_cancel_the_label(
+    admin_client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    # QA walk: the merchant cancelled an order whose label was bought; the label stayed paid and nothing said so.
+    order = shirts_order(django_capture_on_commit_callbacks)
+    _buy(admin_client, order, django_capture_on_commit_callbacks)
+    label = ShippingLabel.objects.get(order=order)
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="label-of-canceled-order"' not in page
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order_id=order.public_id, reason="Cliente desistiu")
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert (
+        "O pedido foi cancelado, mas a etiqueta comprada continua ativa: cancele a etiqueta para a transportadora"
+        " devolver R$ 22,00." in page
+    )
+    assert f"/admin/frete/etiqueta/{label.public_id}/cancelar/" in page  # and the button to do it is there
+    admin_client.post(f"/admin/frete/etiqueta/{label.public_id}/cancelar/", {"post": "yes"})
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="label-of-canceled-order"' not in page
 
 
 def test_comprar_etiqueta_for_a_selection(

@@ -10,13 +10,14 @@ import pytest
 from django.utils import timezone
 
 from orders.models import Adjustment, EmailDelivery, FulfillmentEvent, OrderEvent, OutboxMessage
-from orders.services import order_cancel
+from orders.services import order_cancel, order_tracking_correct
 from shop.freight.labels import label_request
 from shop.freight.tracking import tracking_poll_due
 from shop.models import LabelTrackingEvent, ShippingLabel
 from shop.tasks import poll_carrier_tracking
 from tests.carriers.fake_correios import FakeCorreios
 from tests.carriers.fake_melhorenvio import FakeMelhorEnvio
+from tests.carriers.fake_server import s10
 from tests.shop.freight_helpers import shirts_order
 
 pytestmark = pytest.mark.django_db
@@ -235,3 +236,32 @@ def test_a_bad_tracking_code_is_refused_for_its_event_and_later_events_still_mov
     _post(client, melhorenvio, delivered, captured)
     order.refresh_from_db()
     assert order.status == "delivered"
+
+
+def test_carrier_events_after_a_tracking_correction_keep_the_corrected_code(
+    client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    # QA walk: staff corrected the code ("Corrigir rastreio"); the carrier's next events came back with the label's
+    # old code, and the buyer's page showed it again under "Entregue".
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    old = melhorenvio.orders[label.remote_id]["tracking"]
+    posted = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
+    _post(client, melhorenvio, posted, captured)
+    shipment = FulfillmentEvent.objects.get(order=order, type="shipped")
+    new = s10(99_999_999)
+    with captured(execute=True):
+        order_tracking_correct(order_id=order.public_id, event_id=shipment.public_id, tracking_number=new)
+    received = melhorenvio.webhook(label.remote_id, "order.received", status="posted")
+    delivered = melhorenvio.webhook(label.remote_id, "order.delivered", status="delivered",
+                                    delivered_at="2026-12-07 15:30:00")  # fmt: skip
+    _post(client, melhorenvio, received, captured)
+    _post(client, melhorenvio, delivered, captured)
+    after = FulfillmentEvent.objects.filter(order=order, type__in=["in_transit", "delivered"])
+    assert sorted(after.values_list("type", "tracking_number", "carrier")) == [
+        ("delivered", new, "Correios"), ("in_transit", new, "Correios"),
+    ]  # fmt: skip
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert new in page and "Entregue" in page and old not in page

@@ -194,6 +194,24 @@ def test_staff_contest_with_evidence_releases_the_hold_and_the_payment_is_kept(
     assert _kinds(paid_order) == ["dispute_opened", "dispute_answered", "dispute_kept"]
 
 
+def test_a_dispute_of_an_order_already_shipped_does_not_say_the_shipment_is_held(
+    client: Client, paid_order: Order, psp: FakeBacenServer, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA walk: the MED of a delivered order said "Envio retido até a equipe responder" on its timeline, and
+    "Envio liberado" when it closed, though everything had left the shop."""
+    order_ship(order_id=paid_order.public_id, tracking_number="BR123456785BR")
+    _open(client, psp, paid_order, django_capture_on_commit_callbacks)
+    opened = OrderEvent.objects.get(order=paid_order, kind="dispute_opened").message
+    assert "O pedido já saiu da loja: responda com o rastreio e a nota fiscal." in opened
+    assert "retido" not in opened
+    infraction = PixInfraction.objects.get()
+    closed = med_notice(psp, kind="infraction_report", infraction_key="ir-1", e2eid=infraction.end_to_end_id,
+                        status="closed", event_key="evt-2", analysis_result="disagreed")  # fmt: skip
+    _deliver(client, closed, django_capture_on_commit_callbacks)
+    kept = OrderEvent.objects.get(order=paid_order, kind="dispute_kept").message
+    assert kept == "Disputa do Pix encerrada: os R$ 104,70 ficam com a loja."
+
+
 def test_an_accepted_dispute_returns_the_money_as_one_completed_refund(
     admin_client: Client, client: Client, paid_order: Order, psp: FakeBacenServer,
     django_capture_on_commit_callbacks: Any,

@@ -13,6 +13,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 from django.utils import timezone
+from django.utils.formats import date_format
 
 from orders.errors import OrderError
 from orders.models import EmailDelivery, Order
@@ -165,8 +166,9 @@ def test_three_cycles_become_three_orders_once_under_a_crash_a_lost_record_and_r
 
 
 def test_a_failed_cycle_tells_the_buyer_is_retried_within_the_rules_then_paid(
-    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, django_capture_on_commit_callbacks: Any
-) -> None:
+    bacen: FakeBacenServer, plan: SubscriptionPlan, client: Client, admin_client: Client,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
     subscription = _active(bacen, plan, client, django_capture_on_commit_callbacks)
     cycle = _open_cycle(subscription)
     subscription_cycles_sweep(today=cycle.due_date - timedelta(days=5))
@@ -190,6 +192,15 @@ def test_a_failed_cycle_tells_the_buyer_is_retried_within_the_rules_then_paid(
     assert "Vamos tentar de novo em " + retry_day + " (" in mail.outbox[0].body
     assert tomorrow not in mail.outbox[0].body
     assert f"/assinaturas/{subscription.access_token}/" in mail.outbox[0].body
+    # QA walk: the buyer's page said "Nova tentativa" with no day, and (sandbox) had no button to pay the retry.
+    page = client.get(f"/assinaturas/{subscription.access_token}/").content.decode()
+    assert "Nova tentativa · pelo Pix Automático em " + retry_day + "<" in page
+    assert "no cartão" not in page
+    assert 'data-testid="skip"' not in page  # a cycle being retried cannot be skipped: no button only refused
+    # and the merchant's page of the subscription shows the same day on the cycle
+    admin_page = admin_client.get(f"/admin/shop/subscription/{subscription.pk}/change/").content.decode()
+    assert "Nova tentativa em" in admin_page
+    assert date_format(cycle.due_date + timedelta(days=1), "DATE_FORMAT") in admin_page
 
     with django_capture_on_commit_callbacks(execute=True):
         _deliver(client, "cobr", bacen.settle_cobr(cycle.txid, paid=True))
