@@ -20,3 +20,12 @@ def sqlite_unaccent(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any)
     there too (on PostgreSQL the extension's function answers). It also folds case, which a LIKE then ignores."""
     if connection.vendor == "sqlite":
         connection.connection.create_function("unaccent", 1, fold, deterministic=True)
+
+
+LANGUAGE_NAMES = {"pt-br": "Português (Brasil)", "en": "English"}  # each in its own language, as Django's switch
+
+
+def language_name(code: str) -> str:
+    """ "pt-br" → "Português (Brasil)": the language an order or a subscription speaks, for staff; an unknown code
+    as it is."""
+    return LANGUAGE_NAMES.get(code, code)

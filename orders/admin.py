@@ -28,6 +28,7 @@ from django.utils.translation import ngettext
 from kernel.admin_actions import RefusedActionMessage
 from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
+from kernel.text import language_name
 from orders.admin_actions import ACTIONS, available_actions, perform_action
 from orders.admin_export import csv_rows, finance_csv_rows, xlsx_bytes
 from orders.admin_inlines import (
@@ -315,7 +316,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
 
     @admin.display(description=_("idioma"))
     def language_display(self, order: Order) -> str:
-        return {"pt-br": "Português (Brasil)", "en": "English"}.get(order.language, order.language)
+        return language_name(order.language)
 
     @admin.display(description=_("prazo"))
     def promise_display(self, order: Order) -> str:

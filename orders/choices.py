@@ -13,6 +13,10 @@ class OrderStatus(models.TextChoices):
     RETURNED = "returned", _("Devolvido")
 
 
+# An order with nothing left in the store: a disputed Pix (MED) holds no shipment of it.
+ALL_SENT_STATUSES = (OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.RETURNED)
+
+
 class PaymentStatus(models.TextChoices):
     PENDING = "pending", _("Aguardando pagamento")
     PAID = "paid", _("Pago")

@@ -30,6 +30,7 @@ from django.utils.translation import gettext as _
 
 from kernel.compiled import Compiled, compiled
 from orders.arrival import expectation_arrival, window_words_pt
+from orders.choices import ALL_SENT_STATUSES
 from orders.labels import units_text
 from orders.models import (
     Adjustment,
@@ -628,8 +629,16 @@ _DISPUTE_WARNINGS = {
 }
 
 
+_DISPUTE_OPEN_SENT = (
+    "O Pix deste pedido foi contestado pelo pagador (MED); o pedido já saiu da loja e a loja responde com o rastreio "
+    "e a nota fiscal."
+)
+
+
 def _dispute_messages(order: Order) -> dict[str, Any]:
     text = _DISPUTE_WARNINGS.get(order.payment_dispute)
+    if order.payment_dispute == "open" and order.status in ALL_SENT_STATUSES:  # QA walk: "envio retido" of a sent one
+        text = _DISPUTE_OPEN_SENT
     if text is None:
         return {}
     return {"messages": [{"type": "warning", "code": "payment_disputed", "content": text}]}

@@ -15,8 +15,8 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
 from kernel.money import format_brl
 from payments.boleto.service import boleto_refund_mark_transferred
@@ -235,11 +235,16 @@ class CardPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
         **MoneyColumns.money_displays,
         "refunded_amount": "refunded_brl",
         "gateway_status": "gateway_status_words",
+        "handler_id": "handler_words",
     }
 
     @admin.display(description=_("situação no gateway"), ordering="gateway_status")
     def gateway_status_words(self, obj: CardPayment) -> str:
         return gateway_words(obj.gateway_status)
+
+    @admin.display(description=_("meio de pagamento"))
+    def handler_words(self, obj: CardPayment) -> str:
+        return str(HANDLER_WORDS.get(obj.handler_id) or gettext("Cartão"))
 
     @admin.display(description=_("valor estornado"), ordering="refunded_amount")
     def refunded_brl(self, obj: CardPayment) -> str:
@@ -261,11 +266,19 @@ class BoletoPaymentAdmin(MoneyColumns, ReadOnlyAdmin):
     list_display = ("payment_id", "reference", "amount_brl", "status", "due_date", "paid_at", "gateway_status_words")
     list_filter = ("status", "gateway")
     search_fields = ("payment_id", "reference", "gateway_charge_id", "line", "nosso_numero")
-    money_displays = {**MoneyColumns.money_displays, "gateway_status": "gateway_status_words"}
+    money_displays = {
+        **MoneyColumns.money_displays,
+        "gateway_status": "gateway_status_words",
+        "handler_id": "handler_words",
+    }
 
     @admin.display(description=_("situação no gateway"), ordering="gateway_status")
     def gateway_status_words(self, obj: BoletoPayment) -> str:
         return gateway_words(obj.gateway_status)
+
+    @admin.display(description=_("meio de pagamento"))
+    def handler_words(self, obj: BoletoPayment) -> str:
+        return gettext("Boleto bancário")  # the handler's id (br.dev.bcp.boleto) is the protocol's, not staff's
 
 
 class BoletoRefundForm(forms.ModelForm):

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import PT_BR, format_brl
-from orders.choices import OrderStatus
+from orders.choices import ALL_SENT_STATUSES
 from orders.errors import OrderError
 from orders.models import Adjustment, AdjustmentStatus, AdjustmentType, Order, PaymentDispute
 from orders.services._common import (
@@ -36,7 +36,6 @@ def _brl(cents: int) -> str:
 
 
 FINAL = (PaymentDispute.RETURNED, PaymentDispute.KEPT)
-_ALL_SENT = (OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.RETURNED)  # nothing left to hold
 _SITUATIONS = {
     "scam": "golpe",
     "account_takeover": "invasão de conta",
@@ -95,7 +94,7 @@ def order_dispute_record(
         # QA walk: a dispute of a delivered order said "Envio retido", though nothing was left to hold.
         hold = (
             "O pedido já saiu da loja: responda com o rastreio e a nota fiscal."
-            if order.status in _ALL_SENT
+            if order.status in ALL_SENT_STATUSES
             else "Envio retido até a equipe responder."
         )
         timeline(
@@ -120,7 +119,7 @@ def order_dispute_record(
         timeline(
             order, "dispute_answered",
             "A equipe contestou a disputa com evidências"
-            + ("; o PSP analisa." if order.status in _ALL_SENT else "; envio liberado enquanto o PSP analisa."),
+            + ("; o PSP analisa." if order.status in ALL_SENT_STATUSES else "; envio liberado enquanto o PSP analisa."),
             actor=actor, data={"infraction_id": infraction_id, "accept": False},
         )  # fmt: skip
         notify_changed(order, "payment_dispute_contested")
@@ -140,7 +139,7 @@ def order_dispute_record(
     timeline(
         order, "dispute_kept",
         f"Disputa do Pix encerrada: os {brl} ficam com a loja."
-        + ("" if order.status in _ALL_SENT else " Envio liberado."),
+        + ("" if order.status in ALL_SENT_STATUSES else " Envio liberado."),
         data={"infraction_id": infraction_id},
     )  # fmt: skip
     notify_changed(order, "payment_dispute_closed")

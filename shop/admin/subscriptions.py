@@ -19,6 +19,7 @@ from django.utils.translation import ngettext
 from kernel.admin_actions import RefusedActionMessage
 from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
+from kernel.text import language_name
 from orders.models import Order
 from payments.psp import PSPUnavailable
 from shop.admin.money_forms import brl_column, money_model_form
@@ -211,10 +212,14 @@ class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
         "public_id", "plan", "status", "payment_method", "buyer_name", "buyer_tax_id_text", "buyer_email", "cycle",
         "price_display", "first_cycle_price_display", "min_cycles", "starts_on", "address", "pix_id_rec",
         "pix_id_solic_rec", "pix_authorization_location", "card_brand", "card_last4", "card_customer_id", "card_id",
-        "language", "platform_id", "cancelled_at", "created_at",
+        "language_display", "platform_id", "cancelled_at", "created_at",
     )  # fmt: skip
     readonly_fields = fields
     first_cycle_price_display = brl_column("first_cycle_price", _("preço do primeiro ciclo"))
+
+    @admin.display(description=_("idioma"))
+    def language_display(self, obj: Subscription) -> str:
+        return language_name(obj.language)  # QA walk: the page read "pt-br"
 
     @admin.display(description=_("CPF/CNPJ do assinante"))
     def buyer_tax_id_text(self, obj: Subscription) -> str:

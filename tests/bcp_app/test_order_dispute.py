@@ -53,3 +53,28 @@ def test_the_agent_sees_the_hold_and_then_the_returned_money(
         ("refund", "completed", [{"type": "total", "amount": -order.paid_amount}])
     ]
     assert schema_errors(body, "shopping/order.json") == []
+
+
+def test_an_agent_is_not_told_a_shipped_order_is_held(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """QA walk: a dispute of an order already shipped told the agent "o envio está retido", though nothing was left
+    to hold (the timeline already said the store answers with the tracking and the NF-e)."""
+    from orders.services import order_ship
+
+    _platform, headers = _setup(fake_platform, settings, fiscal=False)
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers)
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    order = Order.objects.get(checkout_id=checkout["id"])
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        order_dispute_record(checkout_id=order.checkout_id, infraction_id="med_2", event="opened",
+                             amount=order.paid_amount, situation="scam")  # fmt: skip
+    body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert [message["content"] for message in body["messages"]] == [
+        "O Pix deste pedido foi contestado pelo pagador (MED); o pedido já saiu da loja e a loja responde com o "
+        "rastreio e a nota fiscal."
+    ]
+    assert schema_errors(body, "shopping/order.json") == []

@@ -96,6 +96,7 @@ def test_the_pages_of_a_boleto_a_pix_and_its_refund_show_reais_not_centavos(admi
     assert re.search(r"Valor:? R\$ 182,80", text) and re.search(r"Valor pago:? R\$ 182,80", text)
     assert re.search(r"Valor devolvido:? R\$ 5,00", text)
     assert "18280" not in text and "paga / paga" in text and "paid/paid" not in text
+    assert re.search(r"Meio de pagamento:? Boleto bancário", text) and "handler" not in text.lower()
     payment = PixPayment.objects.create(end_to_end_id=e2eid(), amount=20670, paid_at=timezone.now(), outcome="settled")
     text = _text(admin_client.get(f"/admin/payments/pixpayment/{payment.pk}/change/").content.decode())
     assert re.search(r"Valor:? R\$ 206,70", text) and "20670" not in text

@@ -67,6 +67,7 @@ def test_the_subscription_page_reads_in_portuguese_and_reais(admin_client: Clien
     # the address as an envelope reads it, one line each
     assert "Ana Souza<br>Avenida Paulista, 1000, Apto 45<br>Bela Vista<br>São Paulo/SP<br>CEP 01310-100" in html
     assert "postal_code" not in text
+    assert re.search(r"Idioma:? Português \(Brasil\)", text) and "pt-br" not in text  # QA walk: it read "pt-br"
 
 
 def test_the_cycles_list_names_the_subscription_in_portuguese(admin_client: Client, cancelled: Subscription) -> None:
