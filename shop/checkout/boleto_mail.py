@@ -1,4 +1,5 @@
-"""The buyer's boleto e-mails: "boleto emitido" when it is issued, "vence amanhã" the day before its due date.
+"""The buyer's boleto e-mails: "boleto emitido" when it is issued, "vence amanhã" the day before its due date,
+"venceu" when the expiry sweep cancelled it unpaid (the items went back to stock: the buyer can still buy).
 
 A buyer who pays by boleto usually pays it later, from the bank app, often after closing the page: the e-mail
 is where the linha digitável, the PDF and the due date are found again. Both are service messages about the
@@ -33,7 +34,7 @@ from payments.boleto.codes import line_display
 from payments.boleto.service import brasilia_today, expiry_grace_days
 from payments.models import BoletoPayment
 from shop.checkout.selectors import checkout_continue_url
-from shop.checkout.types import STATUS_IN_PROGRESS
+from shop.checkout.types import STATUS_COMPLETED, STATUS_IN_PROGRESS
 from shop.models import BoletoNotice, Checkout
 from shop.store.services import email_sender
 
@@ -53,6 +54,19 @@ def boleto_notice_issued(checkout: Checkout, payment: BoletoPayment) -> None:
         email=checkout.buyer_email.strip(),
     )  # fmt: skip
     enqueue_on_commit(SEND_TASK, notice.pk)
+
+
+def boleto_notice_expired(checkout: Checkout, payment_id: str) -> None:
+    """Inside the transaction that released what the expired boleto `payment_id` held (the checkout locked): its
+    "venceu" e-mail, sent after commit, once per boleto (a replayed expiry finds the row)."""
+    if not email_valid(checkout.buyer_email):
+        return
+    notice, created = BoletoNotice.objects.get_or_create(
+        payment_id=payment_id, kind=BoletoNotice.Kind.EXPIRED,
+        defaults={"checkout": checkout, "email": checkout.buyer_email.strip()},
+    )  # fmt: skip
+    if created:
+        enqueue_on_commit(SEND_TASK, notice.pk)
 
 
 def boleto_notices_queue_due(*, today: date | None = None) -> int:
@@ -93,6 +107,12 @@ def _waiting_boletos(*, due: date | None = None) -> list[str]:
 
 def _why_not(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment | None) -> str:
     """Why this e-mail must not go out now (empty: send it)."""
+    if notice.kind == BoletoNotice.Kind.EXPIRED:  # told only while the buyer has not bought otherwise since
+        if boleto is None or boleto.status != BoletoPayment.Status.EXPIRED:
+            return f"boleto:{boleto.status if boleto else 'missing'}"
+        if checkout.status == STATUS_COMPLETED:
+            return f"status:{checkout.status}"
+        return "" if email_valid(notice.email) else "email_invalid"
     if boleto is None or boleto.status != BoletoPayment.Status.ISSUED:
         return f"boleto:{boleto.status if boleto else 'missing'}"
     if checkout.status != STATUS_IN_PROGRESS or checkout.payment_txid != notice.payment_id:
@@ -139,7 +159,11 @@ def _message(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment) ->
         "boleto_line": line_display(boleto.line),
         "due_soon": notice.kind == BoletoNotice.Kind.DUE_SOON,
         "lines": [(line, line.unit_price * line.quantity) for line in checkout.lines.all()],
-        "boleto_url": checkout_continue_url(checkout, page="checkout:boleto"),
+        "expired": notice.kind == BoletoNotice.Kind.EXPIRED,
+        # An expired boleto has nothing to pay: the link opens the checkout to choose another payment.
+        "boleto_url": checkout_continue_url(checkout)
+        if notice.kind == BoletoNotice.Kind.EXPIRED
+        else checkout_continue_url(checkout, page="checkout:boleto"),
         "shop_name": shop_name,
         # The day the items are released: the due date plus the grace days the expiry sweep waits for the bank.
         "held_until": boleto.due_date + timedelta(days=expiry_grace_days()),
@@ -147,7 +171,9 @@ def _message(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment) ->
     due = boleto.due_date.strftime("%d/%m/%Y")
     with translation.override(checkout.language or settings.LANGUAGE_CODE):
         values = {"shop": shop_name, "amount": format_brl(boleto.amount), "due": due}  # the reader's way
-        if notice.kind == BoletoNotice.Kind.DUE_SOON:
+        if notice.kind == BoletoNotice.Kind.EXPIRED:
+            subject = _("%(shop)s: seu boleto de %(amount)s venceu sem pagamento") % values
+        elif notice.kind == BoletoNotice.Kind.DUE_SOON:
             subject = _("%(shop)s: seu boleto de %(amount)s vence amanhã (%(due)s)") % values
         else:
             subject = _("%(shop)s: seu boleto de %(amount)s, vencimento %(due)s") % values

@@ -63,6 +63,7 @@ from payments.services import (
     pix_charge_withdraw,
 )
 from shop.checkout.boleto import is_boleto
+from shop.checkout.boleto_mail import boleto_notice_expired
 from shop.checkout.charge import INSTRUMENT_PATH, err, is_pix, lines_of, reserve, save_status, unreserve
 from shop.checkout.complete import place_order
 from shop.checkout.core import (
@@ -389,6 +390,7 @@ def checkout_settle_boleto(*, reference: str, payment_id: str, status: str, amou
             checkout.messages = [m for m in checkout.messages if m.get("code") != "boleto_awaiting_payment"]
             text = _("O boleto venceu sem pagamento; escolha a forma de pagamento de novo.")
             save_status(checkout, STATUS_INCOMPLETE, "boleto_expired", [err("boleto_expired", text, INSTRUMENT_PATH)])
+            boleto_notice_expired(checkout, payment_id)  # the buyer learns it by e-mail, once
         return "accepted"
     if checkout.status == STATUS_COMPLETED:
         return "accepted" if checkout.payment_txid == payment_id else "rejected"

@@ -45,6 +45,7 @@ class BoletoNotice(models.Model):
     class Kind(models.TextChoices):
         ISSUED = "issued", _("Boleto emitido")
         DUE_SOON = "due_soon", _("Vence amanhã")
+        EXPIRED = "expired", _("Venceu sem pagamento")
 
     checkout = models.ForeignKey(Checkout, on_delete=models.CASCADE, related_name="boleto_notices")
     payment_id = models.CharField(_("ID do boleto"), max_length=40)

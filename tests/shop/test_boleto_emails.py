@@ -15,7 +15,7 @@ from django.core import mail
 from django.test import Client
 
 from payments.boleto.codes import line_display
-from payments.boleto.service import boleto_settle_confirmed, brasilia_today
+from payments.boleto.service import boleto_expire_due, boleto_settle_confirmed, brasilia_today
 from payments.card.pagarme import PagarmeGateway
 from payments.models import BoletoPayment
 from shop.checkout.boleto_mail import boleto_notice_send, boleto_notices_queue_due
@@ -205,3 +205,34 @@ def test_staff_see_the_boleto_e_mails_in_the_admin(
     assert page.status_code == 200
     assert "ana@example.com" in page.content.decode()
     assert BoletoNotice.objects.get().payment_id in page.content.decode()
+
+
+def test_an_expired_boleto_tells_the_buyer_once_with_the_way_back_to_the_checkout(
+    pagarme: FakePagarmeServer, django_capture_on_commit_callbacks
+) -> None:
+    """QA walk: the expiry sweep cancelled the boleto and gave the items back to stock, and the buyer heard nothing
+    (the e-mails had said "sem pagamento até lá, o boleto é cancelado"). Now one "venceu" e-mail: not to pay that
+    boleto any more (no linha digitável in it), and the signed link to finish with another payment."""
+    with django_capture_on_commit_callbacks(execute=True):
+        checkout = _complete_by_boleto()
+    boleto = BoletoPayment.objects.get()
+    BoletoPayment.objects.filter(pk=boleto.pk).update(due_date=brasilia_today() - timedelta(days=10))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_expire_due() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert boleto_expire_due() == 0  # once
+        boleto_notices_queue_due()  # the sweep re-drives nothing already sent
+
+    assert [m.subject.replace("\xa0", " ") for m in mail.outbox][1:] == [
+        "Loja Exemplo: seu boleto de R$ 118,90 venceu sem pagamento"
+    ]
+    sent = mail.outbox[1]
+    html = sent.alternatives[0][0]
+    for body in (sent.body, html):
+        assert "não foi pago e foi cancelado: não pague mais este boleto" in body
+        assert line_display(boleto.line) not in body and "Ver o boleto" not in body
+    link = next(word for word in sent.body.split() if "/checkout/" in word)
+    assert f"/checkout/{checkout.public_id}?" in link  # the checkout itself, not its boleto page
+    page = Client().get(link[link.index("/checkout/") :])  # another device: only the signed link
+    assert page.status_code == 200
+    assert BoletoNotice.objects.filter(kind="expired", sent_at__isnull=False).count() == 1
