@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -20,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 import carriers
-from carriers import CarrierRejected, CarrierUnavailable, TrackingEvent
+from carriers import CarrierRejected, CarrierUnavailable, LabelState, TrackingEvent
 from kernel.http import Deadline
 from orders.errors import OrderError
 from orders.models import FulfillmentEvent
@@ -179,6 +180,19 @@ def tracking_from_webhook(*, events: Sequence[TrackingEvent]) -> list[str]:
     return created
 
 
+def _polled_state(label: ShippingLabel) -> LabelState | None:
+    """What the Correios are asked about: the object the order shows now — staff's correction of the label's code
+    ("Corrigir rastreio"), not the label's own (QA walk: the sweep kept asking about the wrong object). None when the
+    correction named another carrier: the Correios know nothing of that parcel."""
+    state = _state(label)
+    code, carrier = _as_corrected(label, label.tracking_code)
+    if code == label.tracking_code:
+        return state
+    if carrier != (label.carrier_name or ""):
+        return None
+    return replace(state, tracking_code=code)
+
+
 def tracking_poll_due(*, now=None, limit: int = POLL_BATCH) -> int:  # type: ignore[no-untyped-def]
     """Beat: ask the Correios for the history of each bought, unfinished label not polled for `POLL_EVERY`.
     One label's carrier call at a time, no transaction open meanwhile. Returns the events created."""
@@ -192,9 +206,12 @@ def tracking_poll_due(*, now=None, limit: int = POLL_BATCH) -> int:  # type: ign
     created = 0
     for label in due:
         ShippingLabel.objects.filter(pk=label.pk).update(last_polled_at=now)
+        state = _polled_state(label)
+        if state is None:
+            continue
         try:
             events = carriers.get_carrier(label.carrier).tracking(
-                state=_state(label), deadline=Deadline(settings.CARRIER_LABEL_DEADLINE_MS / 1000)
+                state=state, deadline=Deadline(settings.CARRIER_LABEL_DEADLINE_MS / 1000)
             )
         except (CarrierUnavailable, CarrierRejected) as exc:
             logger.warning("tracking poll of %s failed: %s", label.public_id, exc)

@@ -265,3 +265,43 @@ def test_carrier_events_after_a_tracking_correction_keep_the_corrected_code(
     ]  # fmt: skip
     page = client.get(f"/orders/{order.permalink_token}").content.decode()
     assert new in page and "Entregue" in page and old not in page
+
+
+def test_correios_polling_asks_about_the_corrected_object_and_stops_when_another_carrier_has_it(
+    correios: FakeCorreios,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """QA walk: after staff's "Corrigir rastreio" the sweep kept asking the Correios about the label's old code, so
+    the real object's events never came; a correction naming another carrier left it asking for nothing useful."""
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    old = label.tracking_code
+    correios.add_event(old, "PO", "01", "2026-12-05T10:00:00", "Objeto postado")
+    with captured(execute=True):
+        assert tracking_poll_due() == 1
+    shipment = FulfillmentEvent.objects.get(order=order, type="shipped")
+    new = s10(99_999_999)
+    with captured(execute=True):
+        order_tracking_correct(order_id=order.public_id, event_id=shipment.public_id, tracking_number=new)
+    correios.add_event(new, "BDE", "01", "2026-12-06T14:00:00", "Objeto entregue ao destinatário")
+    ShippingLabel.objects.update(last_polled_at=timezone.now() - timedelta(hours=1))
+    with captured(execute=True):
+        assert tracking_poll_due() == 1
+    assert any(new in path for _method, path in correios.requests)
+    delivered = FulfillmentEvent.objects.get(order=order, type="delivered")
+    assert delivered.tracking_number == new
+
+    other, other_label = _bought(captured)
+    correios.add_event(other_label.tracking_code, "PO", "01", "2026-12-05T10:00:00", "Objeto postado")
+    with captured(execute=True):
+        assert tracking_poll_due() == 1
+    other_shipment = FulfillmentEvent.objects.get(order=other, type="shipped")
+    with captured(execute=True):
+        order_tracking_correct(
+            order_id=other.public_id, event_id=other_shipment.public_id, tracking_number="JD123456789BR",
+            carrier="Jadlog",
+        )  # fmt: skip
+    ShippingLabel.objects.update(last_polled_at=timezone.now() - timedelta(hours=1))
+    asked = len(correios.requests)
+    assert tracking_poll_due() == 0
+    assert not any("JD123456789BR" in path for _method, path in correios.requests[asked:])
