@@ -159,7 +159,9 @@ def test_get_orders_presented_row_reads_only_what_the_stored_body_is_made_of(
         whole.permalink_url,
         whole.policies_text,
     )
-    expected = order_bcp_payload(order_presented(order.public_id))
+    presented = order_presented(order.public_id)
+    assert presented is not None
+    expected = order_bcp_payload(presented)
     with CaptureQueriesContext(connection) as queries:
         built = row.order()
         assert built is not None and order_bcp_payload(built) == expected
@@ -170,5 +172,6 @@ def test_get_orders_presented_row_reads_only_what_the_stored_body_is_made_of(
     assert bare is not None and bare.bcp_json == ""
     rendered = bare.order()
     assert rendered is not None and rendered.buyer_email == order.buyer_email
-    assert order_bcp_payload(rendered) == order_bcp_render(order_for_bcp(order.public_id))
+    with_relations = order_for_bcp(order.public_id)
+    assert with_relations is not None and order_bcp_payload(rendered) == order_bcp_render(with_relations)
     assert order_row("order_does_not_exist", whole=False) is None
