@@ -318,15 +318,22 @@ class OrderRow:
     building the model (issue 34: the converters and `Model.from_db` of every column were most of the read's CPU,
     for a body usually remembered), and the model itself (`order`) built from the same values only when asked."""
 
-    __slots__ = ("_columns", "_order", "_values")
+    __slots__ = ("_columns", "_order", "_read", "_values")
 
     def __init__(
-        self, values: tuple[Any, ...] | None, order: Order | None = None, columns: Mapping[str, int] | None = None
+        self,
+        values: tuple[Any, ...] | None,
+        order: Order | None = None,
+        columns: Mapping[str, int] | None = None,
+        read: Compiled | None = None,
     ) -> None:
         self._values = values  # the plain read's raw row, else None and `order` is the model already built
         self._order = order
+        self._read = read  # the read `values` came from (the whole row's unless given)
         # where each field sits in `values` (the read's, looked up once per row: a Get Order reads five fields)
-        self._columns = columns if columns is not None else (_order_read().columns if values is not None else {})
+        if columns is None:
+            columns = (read or _order_read()).columns if values is not None else {}
+        self._columns = columns
 
     def _value(self, attname: str) -> Any:
         if self._values is None:
@@ -360,24 +367,34 @@ class OrderRow:
         return self._values[self._columns["policies"]] if self._values is not None else None
 
     def order(self) -> Order | None:
-        """The model `order_presented` gives for this row (with its relations when no presentation is stored)."""
+        """The model `order_presented` gives for this row (with its relations when no presentation is stored). Of a
+        row read with `whole=False`, a model of `PRESENTED_FIELDS` alone (any other field is read on access, a
+        statement each) when its presentation is stored: all that a stored presentation's body is made of."""
         if self._order is None:
-            self._order = _order_read().instance(self._values)
+            self._order = (self._read or _order_read()).instance(self._values)
         if self._order is None or self._order.bcp_json:
             return self._order
         return order_for_bcp(self._order.public_id)
 
 
-def order_row(order_id: str) -> OrderRow | None:
-    """Get Order's read: one query, as `order_presented`'s, with the model built only when `OrderRow.order` asks."""
+# What the Get Order body of an order with a stored presentation is made of (its stored JSON, permalink, language and
+# policy snapshot), with who may read it: `order_row(whole=False)` reads these columns alone.
+PRESENTED_FIELDS = ("public_id", "platform_id", "language", "policies", "permalink_token", "bcp_json")
+
+
+def order_row(order_id: str, *, whole: bool = True) -> OrderRow | None:
+    """Get Order's read: one query, as `order_presented`'s, with the model built only when `OrderRow.order` asks.
+    `whole=False`: only the columns of `PRESENTED_FIELDS` (issue 34: the other 33 of the order's 39 columns were
+    formed by Postgres and decoded by psycopg, four of them timestamps through Python, for a body that reads none).
+    """
     if not isinstance(order_id, str) or not order_id:
         return None
-    read = _order_read()
+    read = _order_read() if whole else _presented_read()
     values = read.values(order_id)
     if values is None:  # no plain read (not PostgreSQL): the model, as before
-        rows = read.rows(order_id)
+        rows = _order_read().rows(order_id)
         return OrderRow(None, rows[0]) if rows else None
-    return OrderRow(values[0], columns=read.columns) if values else None
+    return OrderRow(values[0], columns=read.columns, read=read) if values else None
 
 
 def order_for_side_effects(order_id: str, *, with_lines: bool = True) -> Order | None:
@@ -520,6 +537,14 @@ def _order_by_public_id(order_id: str) -> Order | None:
 
 def _order_read() -> Compiled:
     return compiled("orders.by_public_id", lambda ref: Order.objects.filter(public_id=ref).order_by()[:1])
+
+
+def _presented_read() -> Compiled:
+    """`_order_read` of `PRESENTED_FIELDS` (and the primary key) alone."""
+    return compiled(
+        "orders.presented_by_public_id",
+        lambda ref: Order.objects.filter(public_id=ref).order_by().only(*PRESENTED_FIELDS)[:1],
+    )
 
 
 def order_bcp_payload(order: Order) -> dict[str, Any]:

@@ -62,7 +62,12 @@ def operation_class(operation: str) -> OperationClass:
 
 def caller_from_headers(headers: Mapping[str, str], client_ip: str | None) -> tuple[str | None, bool]:
     """(caller key, authenticated) from lower-case headers; (None, False) when nothing identifies it."""
-    credential = headers.get("authorization") or headers.get("x-api-key")
+    return caller_of(headers.get("authorization") or headers.get("x-api-key"), client_ip)
+
+
+def caller_of(credential: str | None, client_ip: str | None) -> tuple[str | None, bool]:
+    """`caller_from_headers` of the credential the headers carry (`Authorization`, else `X-API-Key`), for a transport
+    that reads the two itself (REST: no mapping of them built per call)."""
     if credential:
         return _credential_caller(credential), True
     ip = current_client_ip() or client_ip

@@ -30,7 +30,7 @@ of every service entry (`access_config`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from bcp_app.protocol.errors import ProtocolError, error_response
@@ -98,7 +98,7 @@ def tier_of(ctx: Caller) -> str:
     return REGISTERED if ctx.platform is not None else ANONYMOUS
 
 
-def policy() -> dict[str, str]:
+def policy() -> Mapping[str, str]:
     """Permission → minimum tier (or `none`), from the cached store settings."""
     return agent_access()
 

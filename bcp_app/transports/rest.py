@@ -171,7 +171,8 @@ def json_body(request: HttpRequest) -> Any:
 
 
 def _signed(request: HttpRequest) -> SignedRequest | None:
-    if header(request, "Signature-Input") is None and header(request, "Signature") is None:
+    meta = request.META
+    if meta.get("HTTP_SIGNATURE_INPUT") is None and meta.get("HTTP_SIGNATURE") is None:
         return None
     scope = getattr(request, "scope", None) or {}
     raw_path = scope.get("raw_path")
@@ -188,20 +189,29 @@ def _signed(request: HttpRequest) -> SignedRequest | None:
 
 
 def _api_key(request: HttpRequest) -> str | None:
-    authorization = header(request, "Authorization")
+    meta = request.META  # the headers' `META` keys spelled here: every agent call reads them (issue 34)
+    authorization = meta.get("HTTP_AUTHORIZATION")
     if authorization is not None:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ProtocolError("unauthenticated", "Use Authorization: Bearer <chave de API>.")
         return token.strip()
-    return header(request, "X-API-Key")
+    return meta.get("HTTP_X_API_KEY")
+
+
+# the face's agent header's `META` key, then the other one's (`agent_header`)
+_AGENT_KEYS = {AGENT_HEADER: ("HTTP_BCP_AGENT", "HTTP_UCP_AGENT"), "UCP-Agent": ("HTTP_UCP_AGENT", "HTTP_BCP_AGENT")}
 
 
 def agent_header(request: HttpRequest, name: str = AGENT_HEADER) -> str | None:
     """The face's agent header (`BCP-Agent`; `UCP-Agent` on UCP's face), else the other one (the same RFC 8941
     Dictionary with `profile`): a plain UCP platform is read the same way (issue 35)."""
-    other = "UCP-Agent" if name == AGENT_HEADER else AGENT_HEADER
-    return header(request, name) or header(request, other)
+    keys = _AGENT_KEYS.get(name)
+    if keys is None:
+        other = "UCP-Agent" if name == AGENT_HEADER else AGENT_HEADER
+        return header(request, name) or header(request, other)
+    meta = request.META
+    return meta.get(keys[0]) or meta.get(keys[1])
 
 
 def context_from_request(
@@ -211,15 +221,16 @@ def context_from_request(
     *,
     agent: str = AGENT_HEADER,
 ) -> RequestContext:
+    meta = request.META
     return resolve_context(
         transport="rest",
         profile_url=parse_agent_header(agent_header(request, agent), agent),
         api_key=_api_key(request),
         signed=_signed(request),
-        idempotency_key=header(request, "Idempotency-Key"),
-        language=header(request, "Accept-Language"),
-        request_id=header(request, "Request-Id"),
-        client_ip=request.META.get("REMOTE_ADDR"),
+        idempotency_key=meta.get("HTTP_IDEMPOTENCY_KEY"),
+        language=meta.get("HTTP_ACCEPT_LANGUAGE"),
+        request_id=meta.get("HTTP_REQUEST_ID"),
+        client_ip=meta.get("REMOTE_ADDR"),
         operation=operation,
         counted=counted,
         agent_header=agent,
@@ -247,9 +258,9 @@ def _run(
             problem = identifier_problem(value, field=name)
             if problem is not None:
                 raise ProtocolError("invalid_request", f"Parâmetro de caminho inválido {name}: {problem}")
-        credentials = {"authorization": header(request, "Authorization"), "x-api-key": header(request, "X-API-Key")}
-        caller, authenticated = ratelimit.caller_from_headers(
-            {key: text for key, text in credentials.items() if text is not None}, request.META.get("REMOTE_ADDR")
+        meta = request.META
+        caller, authenticated = ratelimit.caller_of(
+            meta.get("HTTP_AUTHORIZATION") or meta.get("HTTP_X_API_KEY"), meta.get("REMOTE_ADDR")
         )
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(header(request, "Idempotency-Key"), operation=operation)

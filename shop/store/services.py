@@ -7,9 +7,11 @@ drops the cached copy (`StoreSettings.save`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.headerregistry import Address
 from email.utils import parseaddr
+from types import MappingProxyType
 from typing import Any
 
 from django.conf import settings
@@ -186,10 +188,22 @@ AGENT_ACCESS_DEFAULTS = {
 }
 
 
-def agent_access() -> dict[str, str]:
-    """Permission → least trusted tier allowed (or `none`), from the cached store settings (no query)."""
-    access = dict(getattr(store_get(), "agent_access", ()) or ())
-    return {permission: access.get(permission, default) for permission, default in AGENT_ACCESS_DEFAULTS.items()}
+def agent_access() -> Mapping[str, str]:
+    """Permission → least trusted tier allowed (or `none`), from the cached store settings (no query); read-only,
+    made once per settings copy (issue 34: every agent call asked, and two dicts were built each time)."""
+    global _access_made
+    stored = getattr(store_get(), "agent_access", ()) or ()
+    made = _access_made
+    if made[0] is stored:  # the same tuple of the same copy of the settings (held here: never another's id)
+        return made[1]
+    access = dict(stored)
+    policy = MappingProxyType({p: access.get(p, default) for p, default in AGENT_ACCESS_DEFAULTS.items()})
+    _access_made = (stored, policy)
+    return policy
+
+
+# The settings' `agent_access` the last policy was made of, and that policy (`()`: the defaults alone).
+_access_made: tuple[object, Mapping[str, str]] = ((), MappingProxyType(dict(AGENT_ACCESS_DEFAULTS)))
 
 
 def agent_tier_may(tier: str, permission: str) -> bool:

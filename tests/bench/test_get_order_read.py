@@ -28,12 +28,14 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 from django.db import connection
 
+from bcp_app.service.platforms import platform_create
 from tests.bcp_app.bcp_fixtures import FakePlatform, bcp_settings, fake_platform  # noqa: F401
 from tests.bcp_app.bench_protocols import A2A_KEY, A2A_PATH, MCP_PATH
 from tests.bcp_app.bench_site import BARE_ORDER, BARE_TABLES_SQL
@@ -98,6 +100,52 @@ class Gunicorn(Uvicorn):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What every Get Order bench here reads: an order placed for a registered platform (its stored body kept), the
+    bare view's row, and the platform's request headers."""
+
+    profile_url: str
+    order: str
+    bare_id: int
+    headers: dict[str, str]
+
+    @property
+    def a2a_headers(self) -> dict[str, str]:
+        return {**self.headers, "A2A-Version": "1.0", "A2A-Extensions": EXTENSION}
+
+
+def _reading(profile_url: str) -> Reading:
+    created = platform_create(name="Bench", profile_url=profile_url)
+    return Reading(
+        profile_url=profile_url,
+        order=place_order(created.platform.public_id, 1),
+        bare_id=_bare_order(),
+        headers={"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"},
+    )
+
+
+def _server_env(signing_key_file: str) -> tuple[int, dict[str, str]]:
+    """A free port and the production environment of a server on it, the rate limiter never refusing."""
+    port = free_port()
+    return port, production_env(f"http://127.0.0.1:{port}", signing_key_file, **LIMITS)
+
+
+def _a2a_contexts(base: str, reading: Reading, count: int, timeout: float) -> list[str]:
+    """`count` A2A conversations, each opened by a first Get Order (A2A's reads continue one)."""
+    contexts = []
+    for _ in range(count):
+        reply = httpx.post(
+            f"{base}/bcp/a2a",
+            json=send_message([{"data": {"action": "get_order", "order_id": reading.order}}]),
+            headers=reading.a2a_headers,
+            timeout=timeout,
+        ).json()
+        assert "result" in reply, reply
+        contexts.append(reply["result"]["message"]["contextId"])
+    return contexts
 
 
 def _bare_order() -> int:
@@ -172,31 +220,14 @@ def _rounds(jobs: dict[str, tuple[Any, str, int, dict[str, Any], str]]) -> dict[
 @pytest.mark.timeout(1800)
 @pytest.mark.django_db(transaction=True)
 def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platform: FakePlatform) -> None:  # noqa: F811
-    from bcp_app.service.platforms import platform_create
-
-    profile_url = fake_platform.publish()
-    created = platform_create(name="Bench", profile_url=profile_url)
-    order = place_order(created.platform.public_id, 1)
-    bare_id = _bare_order()
-    headers = {"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"}
-    port = free_port()
-    env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **LIMITS)
+    reading = _reading(fake_platform.publish())
+    port, env = _server_env(str(bcp_settings.BCP_SIGNING_KEY_FILE))
     server = Uvicorn(env, port, workers=WORKERS)
     try:
         server.wait_up()
         base = server.base_url
-        a2a_headers = {**headers, "A2A-Version": "1.0", "A2A-Extensions": EXTENSION}
-        contexts = []  # one conversation per client, opened by a first Get Order
-        for _ in range(max(CLIENTS)):
-            reply = httpx.post(
-                f"{base}/bcp/a2a",
-                json=send_message([{"data": {"action": "get_order", "order_id": order}}]),
-                headers=a2a_headers,
-                timeout=60,
-            ).json()
-            assert "result" in reply, reply
-            contexts.append(reply["result"]["message"]["contextId"])
-        kinds = _read_kinds(base, bare_id, order, headers, a2a_headers, profile_url, contexts)
+        contexts = _a2a_contexts(base, reading, max(CLIENTS), timeout=60)  # one conversation per client
+        kinds = _read_kinds(base, reading, contexts)
         for kind, job, _ in kinds.values():  # every worker warm: imports, profile and platform caches
             measure(server, kind, WORKERS * 2, 2, job)
         before = load()
@@ -221,7 +252,7 @@ def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platf
         print(f"  {before} → {load()}")
     finally:
         server.stop()
-    _thread_hop(env, order, headers)
+    _thread_hop(env, reading.order, reading.headers)
 
 
 def _thread_hop(env: dict[str, str], order: str, headers: dict[str, str]) -> None:
@@ -271,17 +302,12 @@ def test_get_order_cpu_in_process(bcp_settings: Any, fake_platform: FakePlatform
     the shared cache is Redis when `REDIS_URL` is set (as production pays it), else local memory."""
     from django.test import Client
 
-    from bcp_app.service.platforms import platform_create
-
     settings.ROOT_URLCONF = "tests.bcp_app.bench_urls"
     settings.BCP_CHECK_OUTPUT = False  # as in production
     settings.BCP_RATE_LIMITS = {name: (NO_LIMIT, NO_LIMIT) for name in settings.BCP_RATE_LIMITS}
-    profile_url = fake_platform.publish()
-    created = platform_create(name="Bench", profile_url=profile_url)
-    order = place_order(created.platform.public_id, 1)
-    bare_id = _bare_order()
-    client = Client(headers={"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"})
-    paths = {"bare": f"/_bench/orders/{bare_id}", "REST": f"/bcp/v1/orders/{order}"}
+    reading = _reading(fake_platform.publish())
+    client = Client(headers=reading.headers)
+    paths = {"bare": f"/_bench/orders/{reading.bare_id}", "REST": f"/bcp/v1/orders/{reading.order}"}
 
     def block(path: str) -> float:
         started = time.process_time()
@@ -317,19 +343,14 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
 
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         pytest.skip("valgrind (callgrind) not installed")
-    from bcp_app.service.platforms import platform_create
-
     # A day's max-age: under callgrind a run lasts minutes, and a profile refetched (every 5 minutes at the
     # default max-age) would land its fetch and validation in some window's count
-    profile_url = fake_platform.serve_json(
-        "/perfil.json", fake_platform.profile(), headers={"Cache-Control": "public, max-age=86400"}
+    reading = _reading(
+        fake_platform.serve_json(
+            "/perfil.json", fake_platform.profile(), headers={"Cache-Control": "public, max-age=86400"}
+        )
     )
-    created = platform_create(name="Bench", profile_url=profile_url)
-    order = place_order(created.platform.public_id, 1)
-    bare_id = _bare_order()
-    headers = {"BCP-Agent": f'profile="{profile_url}"', "Authorization": f"Bearer {created.api_key}"}
-    port = free_port()
-    env = production_env(f"http://127.0.0.1:{port}", str(bcp_settings.BCP_SIGNING_KEY_FILE), **LIMITS)
+    port, env = _server_env(str(bcp_settings.BCP_SIGNING_KEY_FILE))
     out = tmp_path / "callgrind.out"
     server = Uvicorn(env, port, wrapper=callgrind_wrapper(out))
     try:
@@ -337,15 +358,7 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
         grind = Callgrind(server, out)
         grind.control("-i", "on")
         base = server.base_url
-        a2a_headers = {**headers, "A2A-Version": "1.0", "A2A-Extensions": EXTENSION}
-        reply = httpx.post(
-            f"{base}/bcp/a2a",
-            json=send_message([{"data": {"action": "get_order", "order_id": order}}]),
-            headers=a2a_headers,
-            timeout=120,
-        ).json()
-        context = reply["result"]["message"]["contextId"]
-        kinds = _read_kinds(base, bare_id, order, headers, a2a_headers, profile_url, [context])
+        kinds = _read_kinds(base, reading, _a2a_contexts(base, reading, 1, timeout=120))
         for kind, job, _ in kinds.values():  # warm: imports, profile and platform caches, remembered bodies
             run_clients(kind, 1, 20, job)
         counts: dict[str, list[int]] = {}
@@ -371,18 +384,11 @@ def test_get_order_instructions(bcp_settings: Any, fake_platform: FakePlatform, 
         server.stop()
 
 
-def _read_kinds(
-    base: str,
-    bare_id: int,
-    order: str,
-    headers: dict[str, str],
-    a2a_headers: dict[str, str],
-    profile_url: str,
-    contexts: list[str],
-) -> dict[str, tuple[str, dict[str, Any], str]]:
+def _read_kinds(base: str, reading: Reading, contexts: list[str]) -> dict[str, tuple[str, dict[str, Any], str]]:
     """The reads compared, as (client kind, its arguments, the id the answer must name): the bare view, the shop's
     three transports, and the bare MCP and A2A servers (tests/bcp_app/bench_protocols.py) reading the bare view's
     row through the same official clients as the shop's."""
+    bare_id, order, headers, profile_url = reading.bare_id, reading.order, reading.headers, reading.profile_url
     return {
         "bare": ("get", {"url": f"{base}/_bench/orders/{bare_id}"}, str(bare_id)),
         "REST": ("get", {"url": f"{base}/bcp/v1/orders/{order}", "headers": headers}, order),
@@ -402,7 +408,7 @@ def _read_kinds(
                 "base_url": base,
                 "data": {"action": "get_order", "order_id": order},
                 "extensions": [EXTENSION],
-                "headers": a2a_headers,
+                "headers": reading.a2a_headers,
                 "contexts": contexts,
                 "key": "a2a.bcp.order",
             },

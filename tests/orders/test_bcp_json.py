@@ -135,3 +135,43 @@ def test_get_orders_row_gives_the_columns_and_the_model_of_the_precompiled_read(
     for field in Order._meta.concrete_fields:
         assert getattr(built, field.attname) == getattr(expected, field.attname), field.name
     assert order_row("order_does_not_exist") is None and order_row("") is None
+
+
+def test_get_orders_presented_row_reads_only_what_the_stored_body_is_made_of(
+    place_order: Callable[..., Order],
+) -> None:
+    """order_row(whole=False) (issue 34): one statement naming only the presented columns (and the key); the same
+    values as the whole row's, and a model of them on demand whose stored body is the whole model's. An order
+    without a stored presentation still comes whole, with its relations (rendered from them)."""
+    order = place_order()
+    with CaptureQueriesContext(connection) as queries:
+        row = order_row(order.public_id, whole=False)
+    assert len(queries) == 1 and row is not None
+    selected = queries[0]["sql"].partition(" FROM ")[0]
+    assert "placed_at" not in selected and "buyer_email" not in selected and "totals" not in selected
+    whole = order_row(order.public_id)
+    assert whole is not None
+    assert (row.public_id, row.platform_id, row.bcp_json, row.language, row.permalink_url, row.policies_text) == (
+        whole.public_id,
+        whole.platform_id,
+        whole.bcp_json,
+        whole.language,
+        whole.permalink_url,
+        whole.policies_text,
+    )
+    presented = order_presented(order.public_id)
+    assert presented is not None
+    expected = order_bcp_payload(presented)
+    with CaptureQueriesContext(connection) as queries:
+        built = row.order()
+        assert built is not None and order_bcp_payload(built) == expected
+        assert built.policies == order.policies and built.language == order.language
+    assert queries.captured_queries == []  # the presented fields are all a stored body reads
+    Order.objects.filter(pk=order.pk).update(bcp_json="")
+    bare = order_row(order.public_id, whole=False)
+    assert bare is not None and bare.bcp_json == ""
+    rendered = bare.order()
+    assert rendered is not None and rendered.buyer_email == order.buyer_email
+    with_relations = order_for_bcp(order.public_id)
+    assert with_relations is not None and order_bcp_payload(rendered) == order_bcp_render(with_relations)
+    assert order_row("order_does_not_exist", whole=False) is None

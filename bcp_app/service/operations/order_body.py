@@ -58,6 +58,12 @@ def row_result(row: OrderRow, ctx: RequestContext) -> OperationResult:
     return EncodedResult(raw)
 
 
+def live_parts(ctx: RequestContext) -> bool:
+    """Whether the body has parts read live (NF-e documents, the order actions' offers): then it is rendered from the
+    whole order every time; else from its stored presentation, `order_row(whole=False)`'s columns."""
+    return ctx.has(FISCAL_DOCUMENT) or ctx.has(ORDER_ACTIONS)
+
+
 def _row_key(row: OrderRow, ctx: RequestContext) -> tuple[Any, ...] | None:
     """`_key` of the row's model, with the policy snapshot as the database's JSON text (one text per content: jsonb)
     instead of its canonical dump; a row that came as a model has no such text and gets `_key` itself."""
@@ -66,7 +72,7 @@ def _row_key(row: OrderRow, ctx: RequestContext) -> tuple[Any, ...] | None:
         order = row.order()
         return _key(order, ctx) if order is not None else None
     # `_key`'s conditions: a stored body, no live parts negotiated, a non-empty list (jsonb writes `[]` for none)
-    if not row.bcp_json or ctx.has(FISCAL_DOCUMENT) or ctx.has(ORDER_ACTIONS) or text[:1] != "[" or text == "[]":
+    if not row.bcp_json or live_parts(ctx) or text[:1] != "[" or text == "[]":
         return None
     return (row.bcp_json, row.permalink_url, ctx.capabilities.get(ORDER, PROTOCOL_VERSION), text, row.language)
 
@@ -94,13 +100,7 @@ def _key(order: Any, ctx: RequestContext) -> tuple[Any, ...] | None:
     kept = getattr(order, "policies", None)
     # Only a valid snapshot fixes the policies (checked once, when the body is remembered); otherwise
     # presenters.order reads today's store settings.
-    if (
-        not order.bcp_json
-        or ctx.has(FISCAL_DOCUMENT)
-        or ctx.has(ORDER_ACTIONS)
-        or not isinstance(kept, list)
-        or not kept
-    ):
+    if not order.bcp_json or live_parts(ctx) or not isinstance(kept, list) or not kept:
         return None
     return (
         order.bcp_json,

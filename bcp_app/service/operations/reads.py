@@ -18,7 +18,7 @@ from bcp_app.protocol.validation import validate
 from bcp_app.service import catalog
 from bcp_app.service.context import RequestContext
 from bcp_app.service.operations.base import incompatible, text
-from bcp_app.service.operations.order_body import row_result
+from bcp_app.service.operations.order_body import live_parts, row_result
 from bcp_app.service.policies import policies_json
 from orders.selectors import order_row
 from shop.catalog.selectors import CatalogQueryError
@@ -33,7 +33,7 @@ def get_order(ctx: RequestContext, order_id: str) -> OperationResult:
     caps = ctx.ucp_capabilities(ORDER)
     if not ctx.authenticated or ctx.platform_id is None:
         return OperationResult(200, error_response("unauthorized", text(ctx, "order_unauthorized"), capabilities=caps))
-    row = order_row(str(order_id))
+    row = order_row(str(order_id), whole=live_parts(ctx))  # a stored presentation's body reads a few columns
     if row is None:
         return OperationResult(200, error_response("not_found", text(ctx, "order_not_found"), capabilities=caps))
     if row.platform_id != ctx.platform_id:
