@@ -89,5 +89,8 @@ ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset(
         "django.contrib.auth.middleware.AuthenticationMiddleware",
         "django.contrib.messages.middleware.MessageMiddleware",
         "axes.middleware.AxesMiddleware",  # no logins on the API
+        # Their paths (/healthz, /readyz; the PSP, fiscal and carrier webhooks) are never under an API prefix.
+        "kernel.ops.health.HealthMiddleware",
+        "kernel.ops.webhook_limits.WebhookRateLimitMiddleware",
     }
 )

@@ -74,3 +74,15 @@ def test_readyz_names_a_dead_cache(production_client: Client, settings, dead_por
 
     assert response.status_code == 503
     assert response.json()["down"] == ["cache"]
+
+
+def test_no_probe_or_webhook_path_lies_under_an_api_prefix() -> None:
+    """The API handler (config/asgi.py) skips the health and webhook-limit middleware: safe only while none of
+    their paths is served by it."""
+    from django.conf import settings
+
+    from kernel.ops.health import LIVENESS_PATH, READINESS_PATH
+
+    assert "kernel.ops.health.HealthMiddleware" in settings.ASGI_API_SKIPPED_MIDDLEWARE
+    for path in (LIVENESS_PATH, READINESS_PATH, *settings.WEBHOOK_RATE_LIMITED_PATHS):
+        assert not path.startswith(tuple(settings.ASGI_API_PREFIXES)), path
