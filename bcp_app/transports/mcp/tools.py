@@ -420,6 +420,10 @@ class BcpToolSpec:
     execute: Callable[[Any, Any], OperationResult]  # (ctx, validated args) -> result
     key_required: bool = False
     text: Callable[[dict[str, Any]], str] | None = None  # the text block, when not the JSON of the result
+    # The engine may store the idempotent answer in its last transaction (`idempotency.run(joinable=True)`): the
+    # tool sends the operation's result as it is (UCP's face reshapes what this runner returns, the stored answer
+    # included, on every call), so the record holds the same body it would get after the commit.
+    joinable: bool = False
 
 
 def _ops() -> Any:
@@ -461,6 +465,7 @@ def _specs() -> list[BcpToolSpec]:
             CheckoutResult,
             lambda ctx, a: _ops().complete_checkout(ctx, a.id, a.checkout),
             key_required=True,
+            joinable=True,  # a card approval: the order and its answer commit together (issue 34)
         ),
         BcpToolSpec(
             "cancel_checkout",
@@ -646,6 +651,7 @@ def _bcp_runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Call
                 fingerprint=idempotency.mcp_fingerprint(spec.name, call.arguments),
                 execute=lambda: spec.execute(ctx, args),
                 field_name=META_KEY_FIELD,
+                joinable=spec.joinable,
             )
         else:
             result = spec.execute(ctx, args)
