@@ -46,6 +46,7 @@ from starlette.responses import Response
 from bcp_app.protocol.errors import PROTOCOL_ERRORS, ProtocolError
 from bcp_app.transports.mcp.tools import CallInfo, McpTool, protocol_error_to_mcp, run_tool
 from bcp_app.transports.mcp.tools import all_tools as _all
+from bcp_app.transports.scope import path_and_query
 from kernel.ops.asgi_guard import replaying
 
 logger = logging.getLogger("bcp_app.transports.mcp.server")
@@ -122,16 +123,22 @@ async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_header
             protocol_version=ctx.protocol_version,
             meta=meta,
         )
-    body = await request.body()  # already read by the transport; Starlette caches it
+    # the fast path's own read of the body (`_FastContext`), else the transport's (Starlette caches it)
+    body = getattr(ctx, "body", None)
+    if body is None:
+        body = await request.body()
+    # Starlette's `request.headers.items()` and `request.url`, read off the scope (issue 34)
+    headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in request.scope["headers"]}
+    path, query = path_and_query(request.scope)
     return CallInfo(
         name=params.name,
         arguments=arguments,
         transport="http",
         method=request.method,
         authority=request.headers.get("host", ""),
-        path=request.url.path,
-        query=request.url.query or None,
-        headers={key.lower(): value for key, value in request.headers.items()},
+        path=path,
+        query=query,
+        headers=headers,
         body=body,
         protocol_version=ctx.protocol_version,
         client=request.client.host if request.client else "",
@@ -416,7 +423,7 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
         return False
     tool = running.fast[typed.name]
     server = running.manager.app
-    fake = _FastContext(Request(scope, replaying(body, receive)), version)
+    fake = _FastContext(Request(scope, replaying(body, receive)), version, body)
     try:
         result = await run_tool(tool, await _call_info(fake, typed, {}))
         wire = _wire_result(server, version, result)
@@ -438,6 +445,7 @@ class _FastContext:
 
     request: Request
     protocol_version: str
+    body: bytes  # the request's body, already read (`_buffered`)
 
 
 def _wire_result(server: Server[Any], version: str, result: types.CallToolResult) -> bytes:
