@@ -433,7 +433,10 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
         raw = json.dumps(error.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
         await Response(raw, status_code=status, media_type="application/json")(scope, receive, _StatusFromError(send))
         return True
-    head = json.dumps({"jsonrpc": "2.0", "id": request_id}, separators=(",", ":")).encode()
+    if type(request_id) is int:  # the usual id: json.dumps' bytes, written directly
+        head = b'{"jsonrpc":"2.0","id":%d}' % request_id
+    else:
+        head = json.dumps({"jsonrpc": "2.0", "id": request_id}, separators=(",", ":")).encode()
     raw_body = head[:-1] + b',"result":' + wire + b"}"
     await Response(raw_body, status_code=200, media_type="application/json")(scope, receive, send)
     return True
