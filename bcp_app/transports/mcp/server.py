@@ -417,9 +417,8 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
         return False
     decoded, version = found
     request_id, params = decoded["id"], decoded["params"]
-    try:
-        typed = types.CallToolRequestParams.model_validate(params, by_name=False)
-    except ValidationError:
+    typed = _typed_params(params)
+    if typed is None:
         return False
     tool = running.fast[typed.name]
     server = running.manager.app
@@ -440,6 +439,30 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
     raw_body = head[:-1] + b',"result":' + wire + b"}"
     await Response(raw_body, status_code=200, media_type="application/json")(scope, receive, send)
     return True
+
+
+_typed: dict[bytes, types.CallToolRequestParams] = {}
+
+
+def _typed_params(params: dict[str, Any]) -> types.CallToolRequestParams | None:
+    """The `CallToolRequestParams` the SDK would hand the tool, None when it refuses them; remembered per process by
+    the params' bytes, as `_surface_valid` remembers their surface check (issue 34): the same params give the same
+    model, which the tool only reads."""
+    try:
+        key: bytes | None = orjson.dumps(params)
+    except orjson.JSONEncodeError:
+        key = None
+    typed = _typed.get(key) if key is not None else None
+    if typed is None:
+        try:
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+        except ValidationError:
+            return None
+        if key is not None:
+            if len(_typed) >= FAST_MEMO_SIZE:
+                _typed.clear()  # bounded; forgetting only costs a validation
+            _typed[key] = typed
+    return typed
 
 
 @dataclass
