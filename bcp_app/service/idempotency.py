@@ -3,7 +3,7 @@
 Flow: `begin` inserts an `in_progress` row (committed at once so a concurrent duplicate sees it),
 the operation runs, `finish` stores status + body + headers (`done`); a protocol error or crash
 `release`s the row so the caller may retry. An operation whose engine knows its last transaction stores the
-response inside it (`awaiting` + `kernel.joined`, issue 34; BCP REST's card complete, whose transport sends the
+response inside it (`kernel.joined`, issue 34; BCP's card complete over REST and MCP, whose transports send the
 operation's result as it is: `run(joinable=True)`): the change and its answer commit together, so no duplicate,
 crash or restart meets the change committed with its key still `in_progress` (a duplicate then waits on the
 record's row lock and replays), and no commit of its own follows; everywhere else `finish` writes it after the
@@ -20,7 +20,6 @@ A2A = the caller's `messageId` as the key with a JCS fingerprint of the message 
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import json
 import re
@@ -36,6 +35,7 @@ from django.utils.translation import gettext
 from bcp_app.models import IdempotencyRecord
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.results import OperationResult
+from kernel.joined import joining, stored
 from kernel.rows import new_row, update_where
 
 RETENTION = timedelta(hours=48)  # ≥ 24 h required, 48 h recommended
@@ -220,20 +220,6 @@ def release(record: IdempotencyRecord) -> None:
         IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.IN_PROGRESS).delete()
 
 
-_awaiting: contextvars.ContextVar[IdempotencyRecord | None] = contextvars.ContextVar("idempotency", default=None)
-
-
-def awaiting() -> IdempotencyRecord | None:
-    """The claimed record of the idempotent operation running now, whose response is not stored yet."""
-    return _awaiting.get()
-
-
-def finish_joined(record: IdempotencyRecord, result: OperationResult) -> None:
-    """`finish` inside the operation's last transaction (before its commit): `run` writes nothing after."""
-    finish(record, result)
-    record.joined = result  # type: ignore[attr-defined]
-
-
 def run(
     *,
     principal: str,
@@ -246,26 +232,36 @@ def run(
 ) -> OperationResult:
     """Execute `execute()` at most once per (principal, operation, key); enforce required keys.
 
-    `joinable`: `execute` returns the operation's own result unchanged (BCP REST), so the operation may store it
-    in its last transaction (`awaiting`). A transport that reshapes it (UCP's face, A2A's reply) must not: the
-    record would hold the operation's body until the reshaped one replaced it after commit."""
+    `joinable`: `execute` returns the operation's own result unchanged (BCP REST's and MCP's card complete), so the
+    operation may store it in its last transaction (`kernel.joined`: the engine joins, the operation presents its
+    answer, this writes it; the record is trusted done when `execute` hands back the very answer stored). A
+    transport that reshapes it inside `execute` (UCP's REST face, A2A's reply) must not: the record would hold
+    the operation's body until the reshaped one replaced it after commit."""
     key = check_key(key, operation=operation, field_name=field_name)
     if key is None:
         return execute()
     claimed = begin(principal=principal, operation=operation, key=key, fingerprint=fingerprint, field_name=field_name)
     if isinstance(claimed, OperationResult):
         return claimed
-    token = _awaiting.set(claimed if joinable else None)
     try:
-        result = execute()
+        if joinable:
+            with joining(lambda answer: _finished(claimed, answer)):
+                result = execute()
+                stored_in_transaction = stored() is result
+        else:
+            result, stored_in_transaction = execute(), False
     except BaseException:
         release(claimed)
         raise
-    finally:
-        _awaiting.reset(token)
-    if getattr(claimed, "joined", None) is not result:
+    if not stored_in_transaction:
         finish(claimed, result)
     return result
+
+
+def _finished(record: IdempotencyRecord, answer: OperationResult) -> OperationResult:
+    """`finish` inside the operation's last transaction (before its commit), as `kernel.joined`'s write."""
+    finish(record, answer)
+    return answer
 
 
 def purge_expired(*, now: Any = None) -> int:

@@ -8,10 +8,16 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
+from celery.signals import task_prerun
 
+from orders.models import Order
+from payments.models import CardPayment
 from tests.bcp_app import test_mcp_helpers
-from tests.bcp_app.test_mcp_helpers import call, call_error
+from tests.bcp_app.bcp_fixtures import FakePlatform
+from tests.bcp_app.test_mcp_helpers import call, call_error, raw_post, tools_call
+from tests.payments.fake_pagarme import FakePagarmeServer
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 # Shared fixtures (pytest finds them by name in this module).
@@ -193,6 +199,92 @@ def test_complete_checkout_replay_returns_the_stored_response_bcp_idem_04(shoppe
     # then the stored response comes back and nothing runs twice (one charge, BCP-PAY-05)
     assert again == first
     assert PixCharge.objects.filter(reference=checkout["id"]).count() == 1
+
+
+CARD = {"id": "instr_card", "handler_id": "gpay", "type": "card", "selected": True}
+
+
+def card_ready(shopper: Shopper, fake_platform: FakePlatform) -> dict[str, Any]:
+    """A ready checkout paid by card (the platform lists the card handler, BCP-PAY-03)."""
+    fake_platform.publish(handlers=fake_platform.with_card())
+    checkout = ready_checkout(shopper)
+    state = {**ready_state(checkout), "payment": {"instruments": [CARD]}}
+    ready = shopper.tool("update_checkout", id=checkout["id"], checkout=state)
+    assert ready["status"] == "ready_for_complete", ready["messages"]
+    return ready
+
+
+def card_complete(shopper: Shopper, checkout_id: str, key: str, token: str) -> httpx.Response:
+    """`complete_checkout` by card as a raw JSON-RPC POST (the HTTP body's bytes are compared)."""
+    instrument = {**CARD, "credential": {"type": "PAYMENT_GATEWAY", "token": token}}
+    arguments = {"meta": shopper.meta(key), "id": checkout_id, "checkout": {"payment": {"instruments": [instrument]}}}
+    return raw_post(shopper.url, tools_call("complete_checkout", arguments, request_id=9), headers=shopper.headers)
+
+
+def test_a_card_complete_commits_its_stored_answer_with_the_order_bcp_idem_04(
+    shopper: Shopper, fake_platform: FakePlatform
+) -> None:
+    """Issue 34, as over REST (tests/bcp_app/test_idempotency.py): the MCP tool's stored answer is written in the
+    transaction that places the order, so when the order is committed (its outbox task runs right after that
+    commit) the key is already `done` with the very text block the tool sends; the replay is those bytes."""
+    from bcp_app.models import IdempotencyRecord
+
+    ready = card_ready(shopper, fake_platform)
+    key = str(uuid.uuid4())
+    seen_at_commit: list[tuple[str, str | None]] = []
+
+    def at_commit(**_: Any) -> None:  # the placed order's outbox task, run eagerly on the order's commit
+        if not seen_at_commit:
+            seen_at_commit.extend(IdempotencyRecord.objects.filter(key=key).values_list("state", "response_text"))
+
+    task_prerun.connect(at_commit, weak=False)
+    try:
+        done = card_complete(shopper, ready["id"], key, "success_token")
+    finally:
+        task_prerun.disconnect(at_commit)
+    result = done.json()["result"]
+    assert result["structuredContent"]["status"] == "completed", result["structuredContent"]["messages"]
+    assert seen_at_commit == [(IdempotencyRecord.State.DONE, result["content"][0]["text"])]
+    again = card_complete(shopper, ready["id"], key, "success_token")
+    assert again.content == done.content
+    assert Order.objects.filter(checkout_id=ready["id"]).count() == 1
+
+
+def test_card_completes_sent_side_by_side_over_mcp_charge_once_bcp_idem_06_pay_05(
+    shopper: Shopper, fake_platform: FakePlatform, pagarme: FakePagarmeServer, settings: Any
+) -> None:
+    """While the gateway answers the first complete, the same call again is `idempotency_in_progress` and a
+    complete under another key charges nothing (the checkout is `complete_in_progress`); the same call sent the
+    moment the order commits (its outbox task runs, the first call not answered yet) is the stored answer, byte
+    for byte what the first call gets (issue 34: before, the key was still `in_progress` then). One charge."""
+    settings.PAGARME_TIMEOUT_SECONDS = 30  # the calls sent from the gateway's hook answer before the gateway does
+    ready = card_ready(shopper, fake_platform)
+    key = str(uuid.uuid4())
+    meanwhile: dict[str, httpx.Response] = {}
+
+    def while_charging() -> None:  # in the fake gateway, before it answers the first complete's charge
+        meanwhile["same key"] = card_complete(shopper, ready["id"], key, "tok_approved")
+        meanwhile["other key"] = card_complete(shopper, ready["id"], str(uuid.uuid4()), "tok_approved")
+
+    def at_commit(**_: Any) -> None:  # the placed order's outbox task, run on the order's commit
+        if "at commit" not in meanwhile:
+            meanwhile["at commit"] = card_complete(shopper, ready["id"], key, "tok_approved")
+
+    pagarme.state.after_create = while_charging
+    task_prerun.connect(at_commit, weak=False)
+    try:
+        done = card_complete(shopper, ready["id"], key, "tok_approved")
+    finally:
+        task_prerun.disconnect(at_commit)
+    assert done.json()["result"]["structuredContent"]["status"] == "completed", done.text
+    assert meanwhile["same key"].json()["error"]["data"]["code"] == "idempotency_in_progress"
+    other = meanwhile["other key"].json()["result"]["structuredContent"]
+    assert other["status"] == "complete_in_progress", other
+    assert meanwhile["at commit"].content == done.content
+    assert card_complete(shopper, ready["id"], key, "tok_approved").content == done.content
+    assert Order.objects.filter(checkout_id=ready["id"]).count() == 1
+    assert CardPayment.objects.filter(reference=ready["id"]).count() == 1
+    assert [path for method, path, _, _ in pagarme.state.requests if method == "POST"].count("/core/v5/orders") == 1
 
 
 def test_a_product_renamed_by_the_merchant_before_complete_is_reported_not_ordered_bcp_chk_20(

@@ -27,12 +27,12 @@ from bcp_app.protocol.schemas.checkout import (
 )
 from bcp_app.protocol.schemas.payment import PaymentIn
 from bcp_app.protocol.validation import validate
-from bcp_app.service import idempotency, mandates, presenters, ratelimit, trust
+from bcp_app.service import mandates, presenters, ratelimit, trust
 from bcp_app.service.carts import checkout_from_cart, link_cart
 from bcp_app.service.context import RequestContext
 from bcp_app.service.inputs import buyer_input, context_input, line_inputs
 from bcp_app.service.operations.base import checkout_result, incompatible, not_found_checkout, owned, text
-from kernel.joined import joined_result, joining
+from kernel.joined import presenting, stored_for
 from shop.checkout import services
 from shop.checkout import types as ct
 
@@ -128,34 +128,26 @@ def _input_error(exc: Exception) -> ProtocolError:
 def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> OperationResult:
     """An engine write on an existing checkout: its result, `not_found`, or the engine's input error.
 
-    Under an idempotency key, the engine's last transaction stores the answer it is about to return
-    (`kernel.joined`; the engine calls `join` where it knows that transaction, e.g. a card approval): presented
-    in the caller's language, as it is after the engine returns."""
-    record = idempotency.awaiting()
+    Where the engine joins its last transaction (`kernel.joined`, e.g. a card approval) and the caller keeps the
+    answer there (`idempotency.run(joinable=True)`), the answer it stores is this result presented in the
+    caller's language, as it is after the engine returns; returned as it was stored when it is the engine's."""
+    language = translation.get_language()
+
+    def present(engine_result: ct.CheckoutResult) -> OperationResult:
+        if translation.get_language() == language:  # the engine speaks the checkout's language
+            return checkout_result(ctx, engine_result)
+        with translation.override(language):
+            return checkout_result(ctx, engine_result)
+
     try:
-        if record is None:
+        with presenting(present):
             result = call()
-        else:
-            language = translation.get_language()
-            presented: list[OperationResult] = []
-
-            def store(engine_result: ct.CheckoutResult) -> None:
-                if translation.get_language() == language:  # the engine speaks the checkout's language
-                    presented[:] = [checkout_result(ctx, engine_result)]
-                else:
-                    with translation.override(language):
-                        presented[:] = [checkout_result(ctx, engine_result)]
-                idempotency.finish_joined(record, presented[0])
-
-            with joining(store):
-                result = call()
-                if presented and joined_result() is result:
-                    return presented[0]
     except services.CheckoutNotFound:
         return not_found_checkout(ctx)
     except services.CheckoutInputError as exc:
         raise _input_error(exc) from exc
-    return checkout_result(ctx, result)
+    joined: OperationResult | None = stored_for(result)
+    return joined if joined is not None else checkout_result(ctx, result)
 
 
 def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[str, Any]) -> OperationResult:

@@ -109,6 +109,7 @@ from bcp_app.transports.a2a.ucp_face import (
     requested_extensions,
     speaks_ucp,
 )
+from bcp_app.transports.scope import path_and_query
 from kernel import threads
 from kernel.ops.request_cache import request_scope
 
@@ -287,8 +288,7 @@ class BcpCallContextBuilder(DefaultServerCallContextBuilder):
         context.state["raw_body"] = getattr(request, "_body", b"")
         context.state["method_http"] = request.method
         context.state["authority"] = request.headers.get("host", "")
-        context.state["path"] = request.url.path
-        context.state["query"] = request.url.query or None
+        context.state["path"], context.state["query"] = path_and_query(request.scope)
         return context
 
 

@@ -48,6 +48,7 @@ from bcp_app.protocol.errors import PROTOCOL_ERRORS, ProtocolError
 from bcp_app.service.discovery import store_trade_name
 from bcp_app.transports.mcp.tools import CallInfo, McpTool, ToolOutcome, protocol_error_to_mcp, run_tool
 from bcp_app.transports.mcp.tools import all_tools as _all
+from bcp_app.transports.scope import path_and_query
 from kernel import threads
 from kernel.ops.asgi_guard import replaying
 
@@ -201,16 +202,22 @@ async def _call_info(ctx: Any, params: types.CallToolRequestParams, stdio_header
             protocol_version=ctx.protocol_version,
             meta=meta,
         )
-    body = await request.body()  # already read by the transport; Starlette caches it
+    # the fast path's own read of the body (`_FastContext`), else the transport's (Starlette caches it)
+    body = getattr(ctx, "body", None)
+    if body is None:
+        body = await request.body()
+    # Starlette's `request.headers.items()` and `request.url`, read off the scope (issue 34)
+    headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in request.scope["headers"]}
+    path, query = path_and_query(request.scope)
     return CallInfo(
         name=params.name,
         arguments=arguments,
         transport="http",
         method=request.method,
         authority=request.headers.get("host", ""),
-        path=request.url.path,
-        query=request.url.query or None,
-        headers={key.lower(): value for key, value in request.headers.items()},
+        path=path,
+        query=query,
+        headers=headers,
         body=body,
         protocol_version=ctx.protocol_version,
         client=request.client.host if request.client else "",
@@ -489,13 +496,12 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
         return False
     decoded, version = found
     request_id, params = decoded["id"], decoded["params"]
-    try:
-        typed = types.CallToolRequestParams.model_validate(params, by_name=False)
-    except ValidationError:
+    typed = _typed_params(params)
+    if typed is None:
         return False
     tool = running.fast[typed.name]
     server = running.manager.app
-    fake = _FastContext(Request(scope, replaying(body, receive)), version)
+    fake = _FastContext(Request(scope, replaying(body, receive)), version, body)
     try:
         result = await run_tool(tool, await _call_info(fake, typed, {}))
         wire = _wire_result(server, version, result)
@@ -505,10 +511,37 @@ async def _fast_call(running: _Running, scope: Scope, receive: Receive, send: Se
         raw = json.dumps(error.model_dump(mode="json", by_alias=True, exclude_none=True), separators=(",", ":"))
         await Response(raw, status_code=status, media_type="application/json")(scope, receive, _StatusFromError(send))
         return True
-    head = json.dumps({"jsonrpc": "2.0", "id": request_id}, separators=(",", ":")).encode()
+    if type(request_id) is int:  # the usual id: json.dumps' bytes, written directly
+        head = b'{"jsonrpc":"2.0","id":%d}' % request_id
+    else:
+        head = json.dumps({"jsonrpc": "2.0", "id": request_id}, separators=(",", ":")).encode()
     raw_body = head[:-1] + b',"result":' + wire + b"}"
     await Response(raw_body, status_code=200, media_type="application/json")(scope, receive, send)
     return True
+
+
+_typed: dict[bytes, types.CallToolRequestParams] = {}
+
+
+def _typed_params(params: dict[str, Any]) -> types.CallToolRequestParams | None:
+    """The `CallToolRequestParams` the SDK would hand the tool, None when it refuses them; remembered per process by
+    the params' bytes, as `_surface_valid` remembers their surface check (issue 34): the same params give the same
+    model, which the tool only reads."""
+    try:
+        key: bytes | None = orjson.dumps(params)
+    except orjson.JSONEncodeError:
+        key = None
+    typed = _typed.get(key) if key is not None else None
+    if typed is None:
+        try:
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+        except ValidationError:
+            return None
+        if key is not None:
+            if len(_typed) >= FAST_MEMO_SIZE:
+                _typed.clear()  # bounded; forgetting only costs a validation
+            _typed[key] = typed
+    return typed
 
 
 @dataclass
@@ -517,6 +550,7 @@ class _FastContext:
 
     request: Request
     protocol_version: str
+    body: bytes  # the request's body, already read (`_buffered`)
 
 
 def _wire_result(server: Server[Any], version: str, result: types.CallToolResult) -> bytes:

@@ -25,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import mcp_types as types
+import orjson
 from django.conf import settings
 from django.db import close_old_connections, connections
 from jsonschema.validators import validator_for
@@ -88,8 +89,6 @@ class CallInfo:
     protocol_version: str = ""
     client: str = ""  # client IP over HTTP
     meta: Mapping[str, Any] = field(default_factory=dict)  # the request's `_meta` (UCP's face reads its profile there)
-    # A BCP tool's rate-limit window (bcp_app.service.ratelimit.Window), counted when it resolves its caller
-    counted: Any = None
 
 
 @dataclass(frozen=True)
@@ -176,26 +175,24 @@ def compact_json(value: Any) -> str:
     return body_bytes(value).decode()  # orjson: the same compact UTF-8 JSON as json.dumps, for less CPU
 
 
-def _rate_window(call: CallInfo, tool: McpTool) -> Any:
+def _rate_window(call: CallInfo, read_only: bool) -> Any:
     """The caller's window for this tool's class (bcp_app/service/ratelimit.py): read-only tools count as `read`, the
     others as `write`; stdio has a single local caller: no limit (None)."""
     if call.transport != "http":
         return None
     caller, authenticated = ratelimit.caller_from_headers(call.headers, call.client or None)
-    return ratelimit.call_window(
-        op_class="read" if tool.read_only else "write", caller=caller, authenticated=authenticated
-    )
+    return ratelimit.call_window(op_class="read" if read_only else "write", caller=caller, authenticated=authenticated)
 
 
 def _run_in_django(tool: McpTool, call: CallInfo) -> ToolOutcome:
     close_old_connections()
     try:
-        window = _rate_window(call, tool)
         with request_scope():  # read-mostly cache entries once per call, as per HTTP request
             if tool.on_rate_limited is None:
                 # A BCP tool: counted, and refused when over, in its identity's cache round trip
-                # (bcp_app.service.context.resolve_context), before anything else is looked up.
-                return tool.run(replace(call, counted=window))
+                # (bcp_app.service.context.resolve_context), before anything else is looked up (`_context`).
+                return tool.run(call)
+            window = _rate_window(call, tool.read_only)
             retry_after = window.retry_after(request_cache.count(window.key, window.timeout)) if window else None
             if retry_after is not None:
                 return tool.on_rate_limited(retry_after)
@@ -420,6 +417,10 @@ class BcpToolSpec:
     execute: Callable[[Any, Any], OperationResult]  # (ctx, validated args) -> result
     key_required: bool = False
     text: Callable[[dict[str, Any]], str] | None = None  # the text block, when not the JSON of the result
+    # The engine may store the idempotent answer in its last transaction (`idempotency.run(joinable=True)`): the
+    # tool sends the operation's result as it is (UCP's face reshapes what this runner returns, the stored answer
+    # included, on every call), so the record holds the same body it would get after the commit.
+    joinable: bool = False
 
 
 def _ops() -> Any:
@@ -461,6 +462,7 @@ def _specs() -> list[BcpToolSpec]:
             CheckoutResult,
             lambda ctx, a: _ops().complete_checkout(ctx, a.id, a.checkout),
             key_required=True,
+            joinable=True,  # a card approval: the order and its answer commit together (issue 34)
         ),
         BcpToolSpec(
             "cancel_checkout",
@@ -595,7 +597,7 @@ def _api_key(call: CallInfo) -> str | None:
     return api_key_from(call)
 
 
-def _context(call: CallInfo, args: Args, operation: str) -> Any:
+def _context(call: CallInfo, args: Args, operation: str, read_only: bool) -> Any:
     signed = None
     if call.transport == "http" and "signature-input" in call.headers:
         message = HttpMessage(
@@ -612,7 +614,7 @@ def _context(call: CallInfo, args: Args, operation: str) -> Any:
         request_id=call.headers.get("request-id"),
         client_ip=call.client or None,
         operation=operation,
-        counted=call.counted,
+        counted=_rate_window(call, read_only),  # the window is only counted there
     )
 
 
@@ -627,17 +629,39 @@ def _render(result: OperationResult, spec: BcpToolSpec, encoded: bytes, profile:
 
 
 def _bcp_runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Callable[[CallInfo], ToolOutcome]:
+    read_only = spec.name in READ_ONLY
+    # A read tool's arguments found valid, by their JSON (issue 34): an agent reads the same order again and
+    # again, and validation (with the control-character walks of `NoControlCharacters`) is a pure function of
+    # them; the parsed arguments are only read. Refusals are not remembered: each is described again.
+    valid: dict[bytes, Args] = {}
+
+    def _validated(arguments: dict[str, Any]) -> Args:
+        key = None
+        if read_only:
+            try:
+                key = orjson.dumps(arguments)
+            except orjson.JSONEncodeError:  # e.g. an integer past 64 bits: validated as before
+                key = None
+            if key is not None and (known := valid.get(key)) is not None:
+                return known
+        try:
+            args = spec.args.model_validate(arguments)
+        except ValidationError as exc:
+            summary, fields = describe(exc)  # Portuguese, every offending key named
+            raise invalid_params(f"Argumentos inválidos para {spec.name}: {summary}", fields) from None
+        if key is not None:
+            if len(valid) >= VALIDATED_MEMO_SIZE:
+                valid.clear()  # bounded; forgetting only costs a validation
+            valid[key] = args
+        return args
+
     def run(call: CallInfo) -> ToolOutcome:
         _check_meta(call.arguments)
         if spec.key_required:  # BCP-IDEM-02: the key before the body, as over REST (`_check_meta` made meta a dict)
             key = call.arguments["meta"].get("idempotency-key")
             idempotency.check_key(key, operation=spec.name, field_name=META_KEY_FIELD)
-        try:
-            args = spec.args.model_validate(call.arguments)
-        except ValidationError as exc:
-            summary, fields = describe(exc)  # Portuguese, every offending key named
-            raise invalid_params(f"Argumentos inválidos para {spec.name}: {summary}", fields) from None
-        ctx = _context(call, args, spec.name)
+        args = _validated(call.arguments)
+        ctx = _context(call, args, spec.name, read_only)
         if spec.name in idempotency.IDEMPOTENT_OPERATIONS:
             result = idempotency.run(
                 principal=ctx.principal,
@@ -646,6 +670,7 @@ def _bcp_runner(spec: BcpToolSpec, validate_output: Callable[..., None]) -> Call
                 fingerprint=idempotency.mcp_fingerprint(spec.name, call.arguments),
                 execute=lambda: spec.execute(ctx, args),
                 field_name=META_KEY_FIELD,
+                joinable=spec.joinable,
             )
         else:
             result = spec.execute(ctx, args)
