@@ -667,7 +667,7 @@ class ReturnRequestAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("próximo passo"))
     def next_step(self, obj: ReturnRequest) -> str:
-        if obj.status in ("rejected", "refunded"):
+        if obj.status in ("rejected", "refund_pending", "refunded"):  # nothing for staff to do on the request
             return ""
         url = reverse("admin:orders_order_action", args=[obj.order.public_id, "return-request"])
         return format_html('<a class="button" href="{}?request={}">{}</a>', url, obj.public_id, _("Analisar"))

@@ -109,7 +109,7 @@ def available_actions(order: Order) -> list[str]:
         offered.append("refund-result" if refund_goes_through_psp(order) else "refund-offline")
     if order.status in ("placed", "partially_shipped"):
         offered.append("cancel")
-    if ReturnRequest.objects.filter(order=order, status__in=("requested", "approved", "received")).exists():
+    if ReturnRequest.objects.filter(order=order, status__in=tuple(forms.ReturnRequestStepForm.NEXT_STEPS)).exists():
         offered.append("return-request")
     offered += ["note", "resend-email"]
     if not canceled:
@@ -396,4 +396,6 @@ def _return_request_step(order: Order, data: dict, actor: str) -> str:
             success = str(_("Devolução encerrada sem reembolso."))
         elif note := by_hand_refund_message(order, done.request.refund_amount):
             success = note
+    if not done.changed and done.request.status == "refund_pending":
+        return str(_("O reembolso desta devolução já foi solicitado e aguarda a confirmação; nada mudou."))
     return success if done.changed else str(_NOTHING_CHANGED[step])

@@ -605,7 +605,13 @@ class ReturnRequestStepForm(OrderActionForm):
         "receive": _("Confirmar recebimento"),
         "refund": _("Reembolsar"),
     }
-    NEXT_STEPS = {"requested": ("approve", "reject"), "approved": ("receive", "reject"), "received": ("refund",)}
+    # A refund that failed (the PSP refused it) is refunded again from here; a pending one waits for its answer.
+    NEXT_STEPS = {
+        "requested": ("approve", "reject"),
+        "approved": ("receive", "reject"),
+        "received": ("refund",),
+        "refund_failed": ("refund",),
+    }
     STEP_FIELDS = {"approve": {"note"}, "reject": {"note"}, "receive": {"restock"}, "refund": {"amount", "confirm"}}
     submit_field = "step"
     request = forms.ChoiceField(label=_("Devolução"))
@@ -629,9 +635,7 @@ class ReturnRequestStepForm(OrderActionForm):
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
-        open_requests = list(
-            ReturnRequest.objects.filter(order=order, status__in=("requested", "approved", "received"))
-        )
+        open_requests = list(ReturnRequest.objects.filter(order=order, status__in=tuple(self.NEXT_STEPS)))
         lines = {line.public_id: line for line in order.lines.all()}
         # What was asked, not the request's code: staff approved "ret_6a8c… · Solicitada" without the items or
         # the buyer's words, which only the order page's inline showed (QA walk).
@@ -673,7 +677,7 @@ class ReturnRequestStepForm(OrderActionForm):
                 label if posted else _("%(label)s (ou do valor informado acima)") % {"label": label}
             )
         hint = self.fields["amount"].help_text
-        if chosen is not None and chosen.status == "received":
+        if chosen is not None and chosen.status in ("received", "refund_failed"):
             suggestion = {"amount": format_brl(return_refund_suggestion(chosen, order))}
             hint = (
                 _("Vazio: %(amount)s, tudo o que foi pago (itens e frete: todos os itens voltaram).")
@@ -704,6 +708,6 @@ class ReturnRequestStepForm(OrderActionForm):
         if typed is not None:
             return typed
         chosen = self.chosen
-        if chosen is None or chosen.status != "received":
+        if chosen is None or chosen.status not in ("received", "refund_failed"):
             return 0
         return return_refund_suggestion(chosen, self.order)

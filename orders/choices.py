@@ -105,13 +105,17 @@ class EmailKind(models.TextChoices):
 
 
 class ReturnStatus(models.TextChoices):
-    """A buyer's or agent's return request (orders.services.returns): staff approve, receive, refund."""
+    """A buyer's or agent's return request (orders.services.returns): staff approve, receive, refund. The refund
+    step says what the money did: `refund_pending` until the refund adjustment completes (`refunded`) or fails
+    (`refund_failed`: staff refund again)."""
 
     REQUESTED = "requested", _("Solicitada")
     APPROVED = "approved", _("Aprovada")
     REJECTED = "rejected", _("Recusada")
     RECEIVED = "received", _("Recebida")
+    REFUND_PENDING = "refund_pending", _("Reembolso pendente")
     REFUNDED = "refunded", _("Reembolsada")
+    REFUND_FAILED = "refund_failed", _("Reembolso falhou")
 
 
 class ReturnReason(models.TextChoices):

@@ -157,6 +157,7 @@ TIMELINE_KINDS = {
     "return_approved": gettext_lazy("Devolução aprovada"),
     "return_rejected": gettext_lazy("Devolução recusada"),
     "return_refunded": gettext_lazy("Devolução encerrada (valor a devolver)"),
+    "return_refund_failed": gettext_lazy("Reembolso da devolução falhou"),
     # shop.freight.labels: the carrier label's steps
     "label_requested": gettext_lazy("Etiqueta solicitada"),
     "label_purchased": gettext_lazy("Etiqueta comprada"),

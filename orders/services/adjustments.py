@@ -22,6 +22,8 @@ from orders.models import (
     OrderEvent,
     OrderLine,
     OrderStatus,
+    ReturnRequest,
+    ReturnStatus,
 )
 from orders.net_value import item_discount, lines_net_value
 from orders.selectors import with_actor_labels
@@ -256,14 +258,46 @@ def adjustment_mark_refund_result(*, adjustment_id: str, status: str, actor: str
             actor=actor,
             data={"adjustment_id": adjustment.public_id},
         )
+        _return_follows_refund(order, adjustment, actor=actor)
         notify_changed(order, "refund_failed")
     return adjustment
+
+
+def _return_follows_refund(order: Order, adjustment: Adjustment, *, actor: str = "") -> None:
+    """The return request whose refund this adjustment is (`refund_adjustment_id`) says what the money did: it
+    stays `refund_pending` while the adjustment is pending, turns `refunded` when it completes and `refund_failed`
+    when it fails — never "Reembolsada" for money that did not go back (agent walk, session 46). With the order
+    locked by the caller."""
+    request = (
+        ReturnRequest.objects.select_for_update()
+        .filter(order=order, refund_adjustment_id=adjustment.public_id, status=ReturnStatus.REFUND_PENDING)
+        .first()
+    )
+    if request is None:
+        return
+    if adjustment.status == AdjustmentStatus.COMPLETED:
+        request.status = ReturnStatus.REFUNDED
+        request.save(update_fields=["status", "updated_at"])
+        return
+    request.status = ReturnStatus.REFUND_FAILED
+    request.save(update_fields=["status", "updated_at"])
+    brl = format_brl(-adjustment.amount, language=PT_BR)  # stored in Portuguese, as the other timeline lines
+    timeline(
+        order,
+        "return_refund_failed",
+        f"Reembolso da devolução {request.public_id} falhou: {brl} não voltaram ao comprador; faça de novo ou "
+        "registre um reembolso feito por fora.",
+        actor=actor,
+        internal=True,  # an instruction to staff, not news for the buyer
+        data={"return_id": request.public_id, "adjustment_id": adjustment.public_id},
+    )
 
 
 def _refund_completed(
     order: Order, adjustment: Adjustment, message: str, *, actor: str = "", data: dict[str, str] | None = None
 ) -> None:
     """The money went back: count it on the order, say it on the timeline, e-mail the buyer once, tell platforms."""
+    _return_follows_refund(order, adjustment, actor=actor)
     order.refunded_amount = min(order.paid_amount, order.refunded_amount - adjustment.amount)
     refresh_payment_status(order)
     order.save(update_fields=["refunded_amount", "payment_status", "updated_at"])

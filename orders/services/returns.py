@@ -300,12 +300,21 @@ def return_request_reject(*, return_id: str, note: str, actor: str = "") -> Retu
     return ReturnStep(request, changed=True)
 
 
+# The statuses a received return can be in: a second "Itens recebidos" changes nothing.
+_RECEIVED_ALREADY = (
+    ReturnStatus.RECEIVED,
+    ReturnStatus.REFUND_PENDING,
+    ReturnStatus.REFUNDED,
+    ReturnStatus.REFUND_FAILED,
+)
+
+
 @transaction.atomic
 def return_request_receive(*, return_id: str, restock: bool = True, actor: str = "") -> ReturnStep:
     """The items came back: the return is recorded in the ledger by `order_return` (lines shrink, stock
     optionally returns); the money is the next step. A second receipt changes nothing."""
     order, request = _lock_request(return_id)
-    if request.status in (ReturnStatus.RECEIVED, ReturnStatus.REFUNDED):
+    if request.status in _RECEIVED_ALREADY:
         return ReturnStep(request, changed=False)
     if request.status != ReturnStatus.APPROVED:
         raise _wrong_step(request, ReturnStatus.APPROVED)
@@ -375,14 +384,19 @@ def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
 @transaction.atomic
 def return_request_refund(*, return_id: str, amount: int | None = None, actor: str = "") -> ReturnStep:
     """Money back for a received return through `order_refund` (the outbox; at most what was paid and not
-    refunded yet: `refund_exceeds_paid` otherwise). A second refund of the same request changes nothing."""
+    refunded yet: `refund_exceeds_paid` otherwise). The request is `refund_pending` until the refund adjustment
+    completes (`refunded`) or fails (`refund_failed`, adjustments._return_follows_refund); a failed one may be
+    refunded again. No money to give back closes it `refunded` at once. A second refund of the same request
+    (pending or done) changes nothing."""
     order, request = _lock_request(return_id)
-    if request.status == ReturnStatus.REFUNDED:
+    if request.status in (ReturnStatus.REFUNDED, ReturnStatus.REFUND_PENDING):
         return ReturnStep(request, changed=False)
-    if request.status != ReturnStatus.RECEIVED:
+    if request.status not in (ReturnStatus.RECEIVED, ReturnStatus.REFUND_FAILED):
         raise _wrong_step(request, ReturnStatus.RECEIVED)
     if amount is None:
         amount = return_refund_suggestion(request, order)
+    brl = format_brl(amount, language=PT_BR)  # stored in Portuguese
+    request.refund_amount = amount
     if amount:
         refund = order_refund(
             order_id=order.public_id,
@@ -394,12 +408,14 @@ def return_request_refund(*, return_id: str, amount: int | None = None, actor: s
             actor=actor,
         )
         request.refund_adjustment_id = refund.public_id
-    request.status = ReturnStatus.REFUNDED
-    request.refund_amount = amount
+        request.status = ReturnStatus.REFUND_PENDING  # the PSP (or staff, paid outside the shop) has not answered
+        message = f"Devolução {request.public_id}: reembolso de {brl} solicitado."
+    else:
+        request.status = ReturnStatus.REFUNDED
+        message = f"Devolução {request.public_id} encerrada: {brl} a devolver."
     request.save(update_fields=["status", "refund_amount", "refund_adjustment_id", "updated_at"])
-    brl = format_brl(amount, language=PT_BR)  # stored in Portuguese
-    timeline(order, "return_refunded", f"Devolução {request.public_id} encerrada: {brl} a devolver.",
-             actor=actor, data={"return_id": request.public_id, "amount": amount})  # fmt: skip
+    timeline(order, "return_refunded", message, actor=actor,
+             data={"return_id": request.public_id, "amount": amount})  # fmt: skip
     if not amount:
         notify_changed(order, "return_refunded")  # order_refund announced the refund otherwise
     return ReturnStep(request, changed=True)

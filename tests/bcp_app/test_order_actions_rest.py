@@ -227,7 +227,8 @@ def test_request_return_then_staff_steps_each_send_a_signed_webhook(
     # the sandbox PSP settles the refund at once, so its completion is a fifth change
     assert events == ["return_requested", "return_approved", "returned", "refund_requested", "refunded"], events
     statuses = [h["return_requests"][0]["status"] for h in hooks]
-    assert statuses == ["requested", "approved", "received", "refunded", "refunded"]
+    # the refund asked is not the money back: "refunded" only once its adjustment completed
+    assert statuses == ["requested", "approved", "received", "refund_pending", "refunded"]
     assert all(h["ucp"]["capabilities"] == CAPS and schema_errors(h) == [] for h in hooks)
     assert [(a["type"], a["status"]) for a in hooks[3]["adjustments"]][-1] == ("refund", "pending")
     assert [(a["type"], a["status"]) for a in hooks[4]["adjustments"]][-1] == ("refund", "completed")
@@ -425,3 +426,66 @@ def test_bad_bodies_of_cancel_and_return_are_the_same_portuguese_protocol_errors
     ]
     order.refresh_from_db()
     assert order.status == before and not ReturnRequest.objects.exists()
+
+
+def test_a_return_whose_refund_the_psp_refuses_does_not_say_refunded_bcp_ord_09(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Agent walk (session 46): the return said `refunded` as soon as its refund was asked, and still after the
+    PSP refused the devolução (the refund adjustment `failed`): the agent told the buyer the money was back.
+    The return now says `refund_pending` until the refund completes, `refund_failed` when it fails, and a
+    refund done again that completes turns it `refunded`."""
+    from orders.models import OrderEvent
+    from payments.models import PixRefund
+
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-fail-1"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    line = order.lines.get()
+    ask = {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]}
+    return_id = call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()["return_requests"][0]
+    return_id = return_id["id"]
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_approve(return_id=return_id, actor="maria")
+        return_request_receive(return_id=return_id, actor="maria")
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_refund(return_id=return_id, actor="maria")
+
+    def the_return() -> tuple[dict[str, Any], dict[str, Any]]:
+        got = call(client, "get", f"/orders/{order.public_id}", headers).json()
+        assert schema_errors(got) == []
+        [ret] = got["return_requests"]
+        return ret, {a["id"]: a for a in got["adjustments"]}[ret["refund_adjustment_id"]]
+
+    # while the PSP has not answered, the return says the refund is pending, not done
+    ret, refund = the_return()
+    assert (ret["status"], refund["status"]) == ("refund_pending", "pending")
+    # when the PSP refuses the devolução
+    first = PixRefund.objects.get(refund_id=ret["refund_adjustment_id"])
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.refund_settle(e2eid=first.end_to_end_id, refund_id=first.psp_refund_id, status="NAO_REALIZADO")
+    # then Get Order says the return's refund failed: the money did not go back
+    ret, refund = the_return()
+    assert (ret["status"], refund["status"]) == ("refund_failed", "failed")
+    assert _hooks(fake_platform)[-1]["return_requests"][0]["status"] == "refund_failed"
+    staff_line = OrderEvent.objects.get(order=order, kind="return_refund_failed")
+    assert staff_line.internal and staff_line.message == (
+        f"Reembolso da devolução {return_id} falhou: R$ {line.unit_price // 100},{line.unit_price % 100:02d} não "
+        "voltaram ao comprador; faça de novo ou registre um reembolso feito por fora."
+    )
+    # and staff refund it again: once the PSP pays it, the return is refunded
+    with django_capture_on_commit_callbacks(execute=True):
+        assert return_request_refund(return_id=return_id, actor="maria").changed
+    ret, refund = the_return()
+    assert (ret["status"], refund["status"]) == ("refund_pending", "pending")
+    again = PixRefund.objects.get(refund_id=ret["refund_adjustment_id"])
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.refund_settle(e2eid=again.end_to_end_id, refund_id=again.psp_refund_id, status="DEVOLVIDO")
+    ret, refund = the_return()
+    assert (ret["status"], refund["status"], ret["refund_amount"]) == ("refunded", "completed", line.unit_price)
+    assert _hooks(fake_platform)[-1]["return_requests"][0]["status"] == "refunded"

@@ -76,7 +76,12 @@ def test_staff_approve_receive_and_refund_from_the_action_page(place_order) -> N
     assert "Itens recebidos" in _step(client, order, request, "receive", restock="on")
     assert "Reembolso de R$ 30,00 da devolução solicitado." in _step(client, order, request, "refund")
     request.refresh_from_db()
-    assert (request.status, request.refund_amount, request.staff_note) == ("refunded", 3000, "Envie pelos Correios")
+    # asked, not done: the return says so until the refund's answer
+    assert (request.status, request.refund_amount, request.staff_note) == (
+        "refund_pending",
+        3000,
+        "Envie pelos Correios",
+    )
     assert [a.type for a in Adjustment.objects.filter(order=order)] == ["return", "refund"]
     # the refund's reason (the buyer's refund e-mail "Motivo") says why, not "Devolução ret_6a8c…"
     assert Adjustment.objects.get(order=order, type="refund").description == "Devolução: Produto com defeito"

@@ -184,7 +184,7 @@ def test_staff_steps_approve_receive_refund_reuse_the_ledger(place_order) -> Non
     assert steps == [(True, False), (True, False), (True, False)]
     request = repeat.request
     # then one return adjustment, one pending refund of the item's value, one line unit less
-    assert (request.status, request.refund_amount) == ("refunded", 3000)
+    assert (request.status, request.refund_amount) == ("refund_pending", 3000)  # refunded once the PSP pays it
     assert Adjustment.objects.filter(order=order, type="return").count() == 1
     refund = Adjustment.objects.get(order=order, type="refund")
     assert (refund.amount, refund.public_id) == (-3000, request.refund_adjustment_id)

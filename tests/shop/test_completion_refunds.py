@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from typing import Any
 
 import pytest
+from django.test import Client
 
 from orders.models import Adjustment, Order
-from orders.services import order_refund
+from orders.services import fulfillment_event_create, order_refund, order_ship, return_request_create
+from orders.types import LineQuantity
 from payments.models import PixRefund
 from payments.sandbox.services import PayOptions, pay, refund_settle
 from payments.selectors import pix_charge_active_for_reference
 from shop.checkout.services import checkout_create
 from shop.checkout.types import InstrumentInput, LineInput, PaymentInput
+from tests.orders.test_admin_returns import _refunder, _step
 from tests.shop.checkout_factories import full_input, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -70,3 +75,58 @@ def test_refund_payments_cannot_make_marks_the_adjustment_failed(django_capture_
     # then the adjustment is marked failed instead of staying pending forever
     assert Adjustment.objects.get(public_id=adjustment.public_id).status == "failed"
     assert not PixRefund.objects.exists()
+
+
+def _queue_statuses(client: Client) -> list[str]:
+    """The status column of the returns queue, as staff read it."""
+    queue = client.get("/admin/orders/returnrequest/").content.decode()
+    return re.findall(r'<td class="field-status">([^<]*)</td>', queue)
+
+
+def test_a_return_refund_the_psp_refuses_is_not_shown_refunded_and_can_be_refunded_again(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    """Agent walk (session 46): the queue and the order page said “Reembolsada” as soon as the refund was asked,
+    and still after the PSP refused the devolução. Now: “Reembolso pendente”, then “Reembolso falhou” with a
+    staff line saying what to do, “Reembolsar” offered again, and “Reembolsada” once a refund is paid."""
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
+    order = paid_order(django_capture_on_commit_callbacks)
+    line = order.lines.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        fulfillment_event_create(order_id=order.public_id, type="delivered")
+        request = return_request_create(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)],
+                                        reason_code="defective")  # fmt: skip
+    client = _refunder()
+    _step(client, order, request, "approve")
+    _step(client, order, request, "receive", restock="on")
+    with django_capture_on_commit_callbacks(execute=True):
+        _step(client, order, request, "refund")
+    request.refresh_from_db()
+    assert request.status == "refund_pending" and _queue_statuses(client) == ["Reembolso pendente"]
+    # when the PSP refuses the devolução
+    refund = PixRefund.objects.get(refund_id=request.refund_adjustment_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    # then staff read that the refund failed, and what to do, not “Reembolsada”
+    request.refresh_from_db()
+    assert request.status == "refund_failed"
+    assert _queue_statuses(client) == ["Reembolso falhou"]
+    page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert (
+        f"Reembolso da devolução {request.public_id} falhou: R$ 42,90 não voltaram ao comprador; faça de novo ou "
+        "registre um reembolso feito por fora."
+    ) in page
+    # and “Reembolsar” again: the new refund paid, the return is refunded
+    action = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
+    assert "Reembolsar" in action
+    with django_capture_on_commit_callbacks(execute=True):
+        assert "Reembolso de R$ 42,90 da devolução solicitado." in _step(client, order, request, "refund")
+    request.refresh_from_db()
+    again = PixRefund.objects.get(refund_id=request.refund_adjustment_id)
+    assert again.pk != refund.pk
+    with django_capture_on_commit_callbacks(execute=True):
+        refund_settle(e2eid=again.end_to_end_id, refund_id=again.psp_refund_id, status="DEVOLVIDO")
+    request.refresh_from_db()
+    assert request.status == "refunded"
+    assert _queue_statuses(client) == ["Reembolsada"]

@@ -123,7 +123,11 @@ class ReturnRequestOut(ResponseModel):
     """One return request of the order (extension br.dev.bcp.shopping.order_actions)."""
 
     id: str = Field(description="Id da devolução (`ret_…`).")
-    status: str = Field(description="requested, approved, rejected, received ou refunded.")
+    status: str = Field(
+        description="requested, approved, rejected, received, refund_pending (reembolso solicitado, aguardando o "
+        "PSP), refunded (o ajuste de reembolso foi concluído) ou refund_failed (o reembolso falhou; a loja pode "
+        "reembolsar de novo)."
+    )
     reason_code: str = Field(description="changed_mind, defective, damaged, wrong_item ou other.")
     reason: str | None = Field(default=None, description="Palavras do comprador.")
     line_items: list[LineRef] = Field(description="Linhas e quantidades pedidas.")
