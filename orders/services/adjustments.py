@@ -285,8 +285,8 @@ def _return_follows_refund(order: Order, adjustment: Adjustment, *, actor: str =
     timeline(
         order,
         "return_refund_failed",
-        f"Reembolso da devolução {request.public_id} falhou: {brl} não voltaram ao comprador; faça de novo ou "
-        "registre um reembolso feito por fora.",
+        f"Reembolso da devolução {request.public_id} falhou: {brl} não voltaram ao comprador; peça de novo com "
+        "Reembolsar na devolução.",
         actor=actor,
         internal=True,  # an instruction to staff, not news for the buyer
         data={"return_id": request.public_id, "adjustment_id": adjustment.public_id},

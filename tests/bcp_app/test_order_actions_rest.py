@@ -476,7 +476,7 @@ def test_a_return_whose_refund_the_psp_refuses_does_not_say_refunded_bcp_ord_09(
     staff_line = OrderEvent.objects.get(order=order, kind="return_refund_failed")
     assert staff_line.internal and staff_line.message == (
         f"Reembolso da devolução {return_id} falhou: R$ {line.unit_price // 100},{line.unit_price % 100:02d} não "
-        "voltaram ao comprador; faça de novo ou registre um reembolso feito por fora."
+        "voltaram ao comprador; peça de novo com Reembolsar na devolução."
     )
     # and staff refund it again: once the PSP pays it, the return is refunded
     with django_capture_on_commit_callbacks(execute=True):

@@ -114,8 +114,8 @@ def test_a_return_refund_the_psp_refuses_is_not_shown_refunded_and_can_be_refund
     assert _queue_statuses(client) == ["Reembolso falhou"]
     page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert (
-        f"Reembolso da devolução {request.public_id} falhou: R$ 42,90 não voltaram ao comprador; faça de novo ou "
-        "registre um reembolso feito por fora."
+        f"Reembolso da devolução {request.public_id} falhou: R$ 42,90 não voltaram ao comprador; peça de novo com "
+        "Reembolsar na devolução."
     ) in page
     # and “Reembolsar” again: the new refund paid, the return is refunded
     action = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()

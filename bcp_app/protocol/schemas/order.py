@@ -93,7 +93,10 @@ class FiscalDocumentOut(ResponseModel):
 class CancelActionOut(ResponseModel):
     """Extension br.dev.bcp.shopping.order_actions: may the order still be canceled (something not shipped yet)."""
 
-    available: bool = Field(description="true enquanto nada do pedido saiu da loja.")
+    available: bool = Field(
+        description="true enquanto algo do pedido ainda não foi enviado: num pedido enviado em parte, o cancelamento "
+        "cancela (e reembolsa) só o que não saiu."
+    )
     unavailable_reason: str | None = Field(
         default=None,
         description="order_canceled, already_shipped, nothing_to_cancel ou payment_disputed (quando indisponível).",
