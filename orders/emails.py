@@ -437,14 +437,18 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         ]
     else:
         items = [(line.title, line.sku, line.quantity_total, line.line_total) for line in live]
+    # Whole numbers as text: what `{{ quantity }}` would write (no thousands separator, USE_THOUSAND_SEPARATOR off),
+    # without Django's `localize` → `number_format` per value (30 calls each, issue 34).
+    shown = [(title, sku, str(quantity), amount) for title, sku, quantity, amount in items]
     refunded_items = _refunded_items(order, lines, adjustment) if kind == "refunded" else []
     contact = _address(settings.DEFAULT_FROM_EMAIL)
     context = {
         "order": order,
+        "order_number": str(order.number),  # as the templates wrote `order.number` (see `items`), three times
         "kind": kind,
         "lines": lines,
         "event": event,
-        "items": items,
+        "items": shown,
         "closed": closed,
         # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
         # not all delivered), as the order page shows its estimates.

@@ -33,6 +33,10 @@ _PAYMENT = {choice.value: choice.label for choice in PaymentStatus}
 _LINE = {choice.value: choice.label for choice in LineStatus}
 _EVENT = {choice.value: choice.label for choice in FulfillmentEventType}
 _ADJUSTMENT = {choice.value: choice.label for choice in AdjustmentType}
+# Looked up, not built per call (`PaymentType(value)` and `.values`, a list made at each read): issue 34, every
+# buyer e-mail names the payment type.
+_PAYMENT_TYPE = {choice.value: choice.label for choice in PaymentType}
+_FULFILLMENT_METHOD = {choice.value: choice.label for choice in FulfillmentMethod}
 _ADJUSTMENT_STATUS = {
     "pending": gettext_noop("em andamento"),
     "completed": gettext_noop("concluído"),
@@ -59,11 +63,13 @@ def line_status_label(value: str, method: str = "") -> str:
 
 
 def fulfillment_method_label(value: str) -> str:
-    return str(FulfillmentMethod(value).label) if value in FulfillmentMethod.values else value
+    label = _FULFILLMENT_METHOD.get(value)
+    return value if label is None else str(label)
 
 
 def payment_type_label(value: str) -> str:
-    return str(PaymentType(value).label) if value in PaymentType.values else value
+    label = _PAYMENT_TYPE.get(value)
+    return value if label is None else str(label)
 
 
 def fulfillable_on_label(value: str) -> str:
