@@ -20,6 +20,32 @@ from tests.shop.test_phone_layout_browser import _overflow, _ready_checkout, _sh
 CHROMIUM = Path("/usr/bin/chromium")
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
+# Where the boleto's textarea wraps its linha digitável: a copy of the text in a div of the same width and font, each
+# character's line read off a Range; returns the characters just before each new line.
+LINE_BREAKS_JS = """() => {
+  const area = document.getElementById('boleto-line');
+  const style = getComputedStyle(area);
+  const copy = document.createElement('div');
+  for (const name of ['font', 'letterSpacing', 'padding', 'border', 'boxSizing', 'whiteSpace', 'wordBreak',
+                      'overflowWrap', 'width']) copy.style[name] = style[name];
+  copy.textContent = area.value;
+  area.parentElement.appendChild(copy);
+  const text = copy.firstChild;
+  const range = document.createRange();
+  const before = [];
+  let top = null;
+  for (let i = 0; i < area.value.length; i++) {
+    range.setStart(text, i);
+    range.setEnd(text, i + 1);
+    const rect = range.getClientRects()[0];
+    if (!rect) continue;
+    if (top !== null && rect.top > top + 1) before.push(area.value[i - 1]);
+    top = rect.top;
+  }
+  copy.remove();
+  return before;
+}"""
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(not CHROMIUM.exists() and not IN_CI, reason="chromium missing (install Debian's 'chromium')"),
@@ -56,6 +82,9 @@ def test_boleto_purchase_on_a_phone_with_copy_barcode_pdf_and_the_sandbox_pay_bu
         scroll_width, inner_width, culprits = _overflow(page)
         _shot(page, "boleto-page", 360)
         assert scroll_width <= inner_width, culprits
+        # and the line wraps on the phone only between its groups, never inside one
+        breaks = page.evaluate(LINE_BREAKS_JS)
+        assert breaks and set(breaks) == {" "}, breaks
         page.get_by_test_id("boleto-copy").click()
         expect(page.get_by_test_id("boleto-copy")).to_have_text("Copiado!")
         assert page.evaluate("navigator.clipboard.readText()") == line

@@ -231,6 +231,8 @@ def test_an_expired_boleto_tells_the_buyer_once_with_the_way_back_to_the_checkou
     for body in (sent.body, html):
         assert "não foi pago e foi cancelado: não pague mais este boleto" in body
         assert line_display(boleto.line) not in body and "Ver o boleto" not in body
+        # the items, then the freight and the total the boleto was for (the items alone did not add up to it)
+        assert "Frete" in body and "R$ 118,90" in body.replace("\xa0", " ").split("Total")[-1]
     link = next(word for word in sent.body.split() if "/checkout/" in word)
     assert f"/checkout/{checkout.public_id}?" in link  # the checkout itself, not its boleto page
     page = Client().get(link[link.index("/checkout/") :])  # another device: only the signed link

@@ -6,6 +6,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
+from django.conf import settings
 
 from fiscal.models import FiscalDocument, FiscalJob
 from fiscal.services import job_run
@@ -498,6 +499,10 @@ def test_the_order_page_sends_a_correction_letter_and_the_buyer_gets_its_pdf(
         OrderEvent.objects.filter(order=order, kind__startswith="fiscal_corr").values_list("kind", "actor")
     ) == [("fiscal_correction_requested", "admin"), ("fiscal_corrected", "")]
     buyer = client.get(order.permalink_url).content.decode()
-    assert f'href="{pdf}" class="tap-link" data-testid="correction-link"' in buyer
+    assert f'href="{pdf}" class="tap-link" data-testid="correction-link">Carta de correção da nota (PDF)</a>' in buyer
+    # in English (the site's language switch) it is the invoice's letter, under the page's "Invoice"
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "en"
+    buyer = client.get(order.permalink_url).content.decode()
+    assert 'data-testid="correction-link">Invoice correction letter (PDF)</a>' in buyer
     nfe_page = admin_client.get(f"/admin/fiscal/fiscaldocument/{document.pk}/change/").content.decode()
     assert f'<a href="{xml}">XML da carta de correção nº 1</a>' in nfe_page

@@ -375,6 +375,9 @@ def test_switching_the_language_on_the_subscription_page_makes_its_next_e_mails_
     subscription.refresh_from_db()
     assert subscription.language == "en"
     assert subscription.events.filter(kind="language_changed").get().detail == {"language": "en"}
+    # the page's dates are written the English way, as on the order's page (not 07/01 for January 7)
+    due = SubscriptionCycle.objects.get(subscription=subscription, number=1).due_date
+    assert f"Cycle 1 · {due:%m/%d/%Y} ·" in client.get(page).content.decode()
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         client.post(page, {"action": "skip"})
@@ -441,7 +444,7 @@ def test_pause_and_resume_after_a_skip_keep_the_next_cycle_whose_date_has_not_pa
 
     cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).values_list("number", "status"))
     assert cycles == [(1, "skipped"), (2, "scheduled")]
-    assert SubscriptionCycle.objects.get(subscription=subscription, number=2).due_date == planned.due_date
+    assert SubscriptionCycle.objects.get(subscription=subscription, number=1).due_date == planned.due_date
     next_charge = client.get(page).content.decode().split('data-testid="next-charge">')[1].split("</p>")[0]
     assert next_charge.startswith(f"R$ 39,90 em {planned.due_date:%d/%m/%Y}")
 
