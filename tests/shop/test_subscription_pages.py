@@ -444,7 +444,7 @@ def test_pause_and_resume_after_a_skip_keep_the_next_cycle_whose_date_has_not_pa
 
     cycles = list(SubscriptionCycle.objects.filter(subscription=subscription).values_list("number", "status"))
     assert cycles == [(1, "skipped"), (2, "scheduled")]
-    assert SubscriptionCycle.objects.get(subscription=subscription, number=1).due_date == planned.due_date
+    assert SubscriptionCycle.objects.get(subscription=subscription, number=2).due_date == planned.due_date
     next_charge = client.get(page).content.decode().split('data-testid="next-charge">')[1].split("</p>")[0]
     assert next_charge.startswith(f"R$ 39,90 em {planned.due_date:%d/%m/%Y}")
 
