@@ -62,6 +62,9 @@ def test_issuing_a_boleto_emails_its_line_pdf_and_due_date_once(
     assert f"/checkout/{checkout.public_id}/boleto?" in sent.body  # the signed way back to the boleto page
     html = sent.alternatives[0][0]
     assert line_display(boleto.line) in html and "Ver o boleto" in html
+    # the linha digitável wraps between its groups in a narrow mail app, never inside one (as on the boleto page)
+    line_style = html.split(line_display(boleto.line))[0].rsplit("<p", 1)[1]
+    assert "overflow-wrap: anywhere" in line_style and "break-all" not in line_style
     # the day the reservation ends, as the expiry sweep keeps it (due date + grace days), not "até o vencimento"
     held = (boleto.due_date + timedelta(days=settings.BOLETO_EXPIRY_GRACE_DAYS)).strftime("%d/%m/%Y")
     for body in (sent.body, html):
