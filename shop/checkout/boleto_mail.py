@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.template.loader import render_to_string
-from django.utils import timezone, translation
+from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
 
 from kernel.br_validation import email_valid
@@ -168,8 +168,8 @@ def _message(notice: BoletoNotice, checkout: Checkout, boleto: BoletoPayment) ->
         # The day the items are released: the due date plus the grace days the expiry sweep waits for the bank.
         "held_until": boleto.due_date + timedelta(days=expiry_grace_days()),
     }
-    due = boleto.due_date.strftime("%d/%m/%Y")
     with translation.override(checkout.language or settings.LANGUAGE_CODE):
+        due = formats.date_format(boleto.due_date, "SHORT_DATE_FORMAT")  # 10/12/2026, or 12/10/2026 in English
         values = {"shop": shop_name, "amount": format_brl(boleto.amount), "due": due}  # the reader's way
         if notice.kind == BoletoNotice.Kind.EXPIRED:
             subject = _("%(shop)s: seu boleto de %(amount)s venceu sem pagamento") % values

@@ -195,6 +195,9 @@ def test_the_e_mail_speaks_the_checkouts_language(
     sent = mail.outbox[0]
     assert "your boleto of R$" in sent.subject
     assert "Your boleto has been issued." in sent.body and "View the boleto" in sent.body
+    # dates the English way, as the order page writes them (10/12 read as October 12 beside it)
+    due = BoletoPayment.objects.get().due_date
+    assert sent.subject.endswith(f"due {due:%m/%d/%Y}") and f"Due date: {due:%m/%d/%Y}" in sent.body
 
 
 def test_staff_see_the_boleto_e_mails_in_the_admin(
