@@ -7,7 +7,8 @@ mounted protocol apps do not pass through Django, so the router applies the same
   (HTTP 413 with a JSON-RPC error when a body is larger, checked while reading, before any parsing);
 - a body that is not UTF-8 or is nested deeper than `kernel.json_limits.MAX_DEPTH` is a JSON-RPC
   parse error / invalid request with a plain message: no parser internals ("maximum recursion
-  depth", codec errors) ever reach the caller;
+  depth", codec errors) ever reach the caller; the JSON parsed for that check is handed to the app in the scope
+  (`parsed_body`), so MCP and A2A do not parse the same bytes again;
 - SecurityMiddleware's headers from the same settings (HSTS on secure requests, nosniff, referrer and
   cross-origin-opener policy) and its HTTPS rule: with `SECURE_SSL_REDIRECT` a plain-HTTP GET is
   redirected, any other plain-HTTP request is refused (a redirect would drop a POST body), except on

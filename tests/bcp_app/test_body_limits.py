@@ -66,7 +66,7 @@ def test_the_guard_hands_the_body_it_parsed_to_the_app_once(raw: bytes, expected
     (`parsed_body`), so MCP and A2A do not parse the same bytes again; only for exactly those bytes, and once."""
     seen: list[Any] = []
 
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:
         body = (await receive())["body"]
         seen.append(parsed_body({**scope}, b" " + body))  # other bytes: not the guard's
         seen.append(parsed_body(scope, body))
@@ -75,7 +75,7 @@ def test_the_guard_hands_the_body_it_parsed_to_the_app_once(raw: bytes, expected
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": raw, "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Any) -> None:
         raise AssertionError(message)  # the app answers nothing here; the guard must not either
 
     scope = {"type": "http", "method": "POST", "path": "/bcp/mcp", "scheme": "https", "headers": []}
