@@ -7,7 +7,8 @@ mounted protocol apps do not pass through Django, so the router applies the same
   (HTTP 413 with a JSON-RPC error when a body is larger, checked while reading, before any parsing);
 - a body that is not UTF-8 or is nested deeper than `kernel.json_limits.MAX_DEPTH` is a JSON-RPC
   parse error / invalid request with a plain message: no parser internals ("maximum recursion
-  depth", codec errors) ever reach the caller;
+  depth", codec errors) ever reach the caller; the JSON parsed for that check is handed to the app in the scope
+  (`parsed_body`), so MCP and A2A do not parse the same bytes again;
 - SecurityMiddleware's headers from the same settings (HSTS on secure requests, nosniff, referrer and
   cross-origin-opener policy) and its HTTPS rule: with `SECURE_SSL_REDIRECT` a plain-HTTP GET is
   redirected, any other plain-HTTP request is refused (a redirect would drop a POST body), except on
@@ -141,22 +142,42 @@ async def _insecure(scope: Scope, send: Send, headers: list[tuple[bytes, bytes]]
     await json_rpc_error(send, 403, -32600, "Invalid Request: use HTTPS.", headers, bcp_code="invalid_request")
 
 
+# Scope key under which `guarded` hands the app the body it parsed, as (body bytes, their JSON): a mounted app that
+# would parse the same bytes again takes it with `parsed_body` instead (issue 34).
+PARSED_BODY = "kernel.asgi_guard.parsed_body"
+NOT_PARSED: Any = object()  # `parsed_body`'s answer when the guard did not parse these bytes
+
+
 def body_problem(body: bytes) -> tuple[int, str] | None:
     """(JSON-RPC code, message) when `body` must not reach a JSON parser, else None."""
+    return _checked(body)[0]
+
+
+def _checked(body: bytes) -> tuple[tuple[int, str] | None, Any]:
+    """`body_problem`'s answer, and the body's JSON when it parsed it (else `NOT_PARSED`)."""
     if not body:
-        return None
+        return None, NOT_PARSED
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
-        return -32700, "Parse error: o corpo não é JSON UTF-8 válido."
+        return (-32700, "Parse error: o corpo não é JSON UTF-8 válido."), NOT_PARSED
     if nesting_depth(body) > MAX_DEPTH:
-        return -32600, f"Invalid Request: JSON aninhado demais (máximo {MAX_DEPTH} níveis)."
+        return (-32600, f"Invalid Request: JSON aninhado demais (máximo {MAX_DEPTH} níveis)."), NOT_PARSED
     try:
-        json.loads(body)
+        parsed = json.loads(body)
     except ValueError as exc:  # said here in Portuguese, not as the SDK's parser words it ("EOF while parsing…")
         where = f" (linha {exc.lineno}, coluna {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        return -32700, f"Parse error: o corpo não é JSON válido{where}."
-    return None
+        return (-32700, f"Parse error: o corpo não é JSON válido{where}."), NOT_PARSED
+    return None, parsed
+
+
+def parsed_body(scope: Scope, body: bytes) -> Any:
+    """The JSON `guarded` parsed from exactly these `body` bytes (`json.loads`, as the app would), taken off the
+    scope so that it is handed out once (the caller may change it); `NOT_PARSED` if the guard did not parse them."""
+    handed = scope.pop(PARSED_BODY, None)
+    if handed is None or not (handed[0] is body or handed[0] == body):
+        return NOT_PARSED
+    return handed[1]
 
 
 async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
@@ -186,10 +207,12 @@ async def guarded(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> N
         return
     except ConnectionAbortedError:
         return
-    problem = body_problem(body)
+    problem, parsed = _checked(body)
     if problem is not None:
         await json_rpc_error(send, 400, *problem, headers, bcp_code="invalid_request")
         return
+    if parsed is not NOT_PARSED:
+        scope[PARSED_BODY] = (body, parsed)
     await app(scope, replaying(body, receive), send)
 
 

@@ -8,6 +8,7 @@ deeper than MAX_DEPTH before parsing, with messages that name no internals. BCP-
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from django.test import Client
 
 from kernel.json_limits import MAX_DEPTH, JsonLimitError, loads_bounded, nesting_depth
+from kernel.ops.asgi_guard import NOT_PARSED, guarded, parsed_body
 from shop.models import Checkout
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog
@@ -52,6 +54,35 @@ def assert_no_internals(text: str) -> None:
 
 
 # --- REST and profile parsing ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,2.5,null]}}', None), (b"", NOT_PARSED)],
+    ids=["json", "empty"],
+)
+def test_the_guard_hands_the_body_it_parsed_to_the_app_once(raw: bytes, expected: Any) -> None:
+    """Issue 34: the router's guard parses a body once for its checks and hands that JSON on in the scope
+    (`parsed_body`), so MCP and A2A do not parse the same bytes again; only for exactly those bytes, and once."""
+    seen: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        body = (await receive())["body"]
+        seen.append(parsed_body({**scope}, b" " + body))  # other bytes: not the guard's
+        seen.append(parsed_body(scope, body))
+        seen.append(parsed_body(scope, body))  # handed out once
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    async def send(message: Any) -> None:
+        raise AssertionError(message)  # the app answers nothing here; the guard must not either
+
+    scope = {"type": "http", "method": "POST", "path": "/bcp/mcp", "scheme": "https", "headers": []}
+    asyncio.run(guarded(app, scope, receive, send))
+    wanted = json.loads(raw) if expected is None else expected
+    assert seen[0] is NOT_PARSED and seen[2] is NOT_PARSED
+    assert seen[1] == wanted if expected is None else seen[1] is NOT_PARSED
 
 
 @pytest.fixture

@@ -111,6 +111,7 @@ from bcp_app.transports.a2a.ucp_face import (
 )
 from bcp_app.transports.scope import path_and_query
 from kernel import threads
+from kernel.ops.asgi_guard import NOT_PARSED, PARSED_BODY, parsed_body
 from kernel.ops.request_cache import request_scope
 
 A2A_PATH = "/bcp/a2a"
@@ -302,8 +303,9 @@ def _api_key(headers: dict[str, str]) -> str | None:
     return headers.get("x-api-key", "").strip() or None
 
 
-def _resolve(state: dict[str, Any]) -> Any:
-    """BCP §3 negotiation + caller identity, in a worker thread (ORM and outbound HTTP)."""
+def _resolve(state: dict[str, Any], *, own_connections: bool = True) -> Any:
+    """BCP §3 negotiation + caller identity, in a worker thread (ORM and outbound HTTP); `own_connections`: old
+    connections closed before and after, as Django's request_started/finished do (False: the caller does it)."""
     headers: dict[str, str] = state["headers"]
     # Every A2A message may change a checkout: the `write` class (bcp_app/service/ratelimit.py).
     caller, authenticated = ratelimit.caller_from_headers(headers, None)
@@ -318,7 +320,8 @@ def _resolve(state: dict[str, Any]) -> Any:
             headers=headers,
         )
         signed = SignedRequest(message=message, body=state.get("raw_body", b""))
-    close_old_connections()
+    if own_connections:
+        close_old_connections()
     try:
         return resolve_context(
             transport="a2a",
@@ -331,13 +334,14 @@ def _resolve(state: dict[str, Any]) -> Any:
             counted=counted,  # counted and refused when over in identity's round trip
         )
     finally:
-        close_old_connections()
+        if own_connections:
+            close_old_connections()
 
 
-def _identity(state: dict[str, Any], push: tuple[str, str] | None) -> Any:
+def _identity(state: dict[str, Any], push: tuple[str, str] | None, *, own_connections: bool = True) -> Any:
     """The message's `_resolve`, its refusal as an A2A error; the push URL the message named kept in it."""
     try:
-        bcp_context = _resolve(state)
+        bcp_context = _resolve(state, own_connections=own_connections)
     except ProtocolError as exc:
         raise a2a_error(exc) from exc
     if push is not None:
@@ -345,8 +349,11 @@ def _identity(state: dict[str, Any], push: tuple[str, str] | None) -> Any:
     return bcp_context
 
 
-def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool, read: bool = False) -> dict[str, Any]:
-    close_old_connections()
+def _handle(
+    bcp_context: Any, incoming: dict[str, Any], language_given: bool, read: bool = False, own_connections: bool = True
+) -> dict[str, Any]:
+    if own_connections:  # as `_resolve`'s
+        close_old_connections()
     try:
         # read-mostly cache entries once per message, as per HTTP request: the message's scope, with what
         # identity prefetched (`on_message_send`)
@@ -354,7 +361,8 @@ def _handle(bcp_context: Any, incoming: dict[str, Any], language_given: bool, re
             run = read_message if read else handle_message  # a read intent: one statement besides the read
             return run(bcp_context, incoming, language_given=language_given)
     finally:
-        close_old_connections()
+        if own_connections:
+            close_old_connections()
 
 
 class BcpAgentExecutor(AgentExecutor):
@@ -380,12 +388,13 @@ async def answer(state: dict[str, Any]) -> dict[str, Any]:
     return await threads.in_thread(_reply, state)
 
 
-def _reply(state: dict[str, Any], read: bool = False) -> dict[str, Any]:
-    """`answer`'s work, in the worker thread (`read`: a read intent, `reads.read_message`)."""
+def _reply(state: dict[str, Any], read: bool = False, own_connections: bool = True) -> dict[str, Any]:
+    """`answer`'s work, in the worker thread (`read`: a read intent, `reads.read_message`; `own_connections`: as
+    `_resolve`'s)."""
     incoming = state[STATE_INCOMING]
     language_given = bool(state["headers"].get("accept-language"))
     try:
-        reply = _handle(state["bcp_context"], incoming, language_given, read)
+        reply = _handle(state["bcp_context"], incoming, language_given, read, own_connections)
     except Exception as exc:
         if not isinstance(exc, ProtocolError):
             # BCP-ERR-06: -32603 without internals (the SDK would echo str(exc) to the caller).
@@ -532,13 +541,19 @@ class BcpRequestHandler(DefaultRequestHandler):
         order (required fields, history length, input modes when enabled), then the executor's work (`_reply`, the
         read recorded in one statement: `reads.py`) directly;
         the dispatcher renders our reply dict from `state` either way (`BcpDispatcher`), so the bytes are the same.
-        Safe for a read: its reply is never a task, so no task, push config or event stream outlives the call."""
-        context.state["bcp_context"] = _identity(context.state, push)
-        validate_required_fields(params)  # the SDK's check, its descriptors read once (`required.py`)
-        validate_history_length(params.configuration)
-        if self._validate_input_modes:
-            validate_input_modes(params.message, self._agent_card)
-        reply = _reply(context.state, read=True)
+        Safe for a read: its reply is never a task, so no task, push config or event stream outlives the call.
+        Old connections are closed once before identity and once after the read (Django's request_started and
+        request_finished), not around each of them: nothing runs between the two in this thread."""
+        close_old_connections()
+        try:
+            context.state["bcp_context"] = _identity(context.state, push, own_connections=False)
+            validate_required_fields(params)  # the SDK's check, its descriptors read once (`required.py`)
+            validate_history_length(params.configuration)
+            if self._validate_input_modes:
+                validate_input_modes(params.message, self._agent_card)
+            reply = _reply(context.state, read=True, own_connections=False)
+        finally:
+            close_old_connections()
         context.state[STATE_READ] = True
         # Only its messageId is read: the dispatcher sends our reply dict in its place (`BcpDispatcher`), so the
         # whole reply is not converted to protobuf and back.
@@ -671,6 +686,10 @@ async def _rpc(dispatcher: BcpDispatcher, scope: Any, receive: Any, send: Any) -
     an `HTTPException`, which is answered here as Starlette's `ExceptionMiddleware` does; anything else (a
     `BaseException`) ends the call as it would through Starlette."""
     request = Request(scope, receive, send)
+    if PARSED_BODY in scope:  # the router's guard parsed the body: `request.json()` answers its JSON (issue 34)
+        parsed = parsed_body(scope, await request.body())  # the bytes the guard read, replayed
+        if parsed is not NOT_PARSED:
+            request._json = parsed
     try:
         response = await dispatcher.handle_requests(request)
     except HTTPException as exc:

@@ -50,7 +50,7 @@ from bcp_app.transports.mcp.tools import CallInfo, McpTool, ToolOutcome, protoco
 from bcp_app.transports.mcp.tools import all_tools as _all
 from bcp_app.transports.scope import path_and_query
 from kernel import threads
-from kernel.ops.asgi_guard import replaying
+from kernel.ops.asgi_guard import NOT_PARSED, parsed_body, replaying
 
 logger = logging.getLogger("bcp_app.transports.mcp.server")
 
@@ -329,8 +329,8 @@ _UNPARSED = object()  # a body that is not JSON: the SDK answers the parse error
 
 
 def _decoded(body: bytes) -> Any:
-    """The request body's JSON, parsed once for `_bad_request_id` and the fast path; `_UNPARSED` if it is not JSON
-    (the router's guard already refused one nested too deep)."""
+    """The request body's JSON, parsed once for `_bad_request_id` and the fast path when the router's guard did not
+    hand it on (`parsed_body`); `_UNPARSED` if it is not JSON (the guard already refused one nested too deep)."""
     try:
         return json.loads(body)
     except (ValueError, RecursionError):
@@ -654,7 +654,9 @@ class McpAsgiApp:
             )
             return
         body, receive = await _buffered(receive)
-        decoded = _decoded(body)
+        decoded = parsed_body(scope, body)  # the router's guard parsed these bytes already (issue 34)
+        if decoded is NOT_PARSED:  # served without the guard, or a body it did not parse (empty)
+            decoded = _decoded(body)
         bad_id = _bad_request_id(decoded)
         if bad_id is not None:
             await _send_json(send, 400, _error(None, -32600, bad_id), [])
