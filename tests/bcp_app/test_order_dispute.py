@@ -18,15 +18,22 @@ from tests.bcp_app.test_fiscal_extension import _setup, schema_errors
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 
 
-def test_the_agent_sees_the_hold_and_then_the_returned_money(
-    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
-) -> None:
+def _paid_by_pix(
+    client: Client, fake_platform: FakePlatform, settings: Any, captured: Any
+) -> tuple[Order, dict[str, str]]:
+    """An agent's order paid by Pix (sandbox PSP), and the agent's headers."""
     _platform, headers = _setup(fake_platform, settings, fiscal=False)
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
-    with django_capture_on_commit_callbacks(execute=True):
+    with captured(execute=True):
         sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    order = Order.objects.get(checkout_id=checkout["id"])
+    return Order.objects.get(checkout_id=checkout["id"]), headers
+
+
+def test_the_agent_sees_the_hold_and_then_the_returned_money(
+    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    order, headers = _paid_by_pix(client, fake_platform, settings, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
         order_dispute_record(checkout_id=order.checkout_id, infraction_id="med_1", event="opened",
                              amount=order.paid_amount, situation="scam")  # fmt: skip
@@ -62,12 +69,7 @@ def test_an_agent_is_not_told_a_shipped_order_is_held(
     to hold (the timeline already said the store answers with the tracking and the NF-e)."""
     from orders.services import order_ship
 
-    _platform, headers = _setup(fake_platform, settings, fiscal=False)
-    checkout = ready_checkout(client, headers)
-    complete(client, checkout["id"], headers)
-    with django_capture_on_commit_callbacks(execute=True):
-        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    order = Order.objects.get(checkout_id=checkout["id"])
+    order, headers = _paid_by_pix(client, fake_platform, settings, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
         order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
         order_dispute_record(checkout_id=order.checkout_id, infraction_id="med_2", event="opened",
