@@ -12,6 +12,7 @@ job runner calls the provider between two short transactions, never inside one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -515,13 +516,15 @@ def _apply(document: FiscalDocument, job: FiscalJob | None, result: ProviderResu
     return "unchanged"  # a late or repeated answer about a state already recorded
 
 
-def _record(job_id: int, document_id: int, result: ProviderResult, files: dict[str, str]) -> str:
+def _record(job_id: int, document_id: int, apply: Callable[[FiscalDocument, FiscalJob], str]) -> str:
+    """One short transaction: the document and the job locked, the provider's answer applied by `apply`; "skipped"
+    when the job is done already (a replayed task)."""
     with transaction.atomic():
         document = FiscalDocument.objects.select_for_update().get(pk=document_id)
         job = FiscalJob.objects.select_for_update().filter(pk=job_id).exclude(status=FiscalJob.Status.DONE).first()
         if job is None:
             return "skipped"
-        return _apply(document, job, result, files)
+        return apply(document, job)
 
 
 def job_run(*, job_id: int, provider: FiscalProvider | None = None) -> str:
@@ -538,7 +541,7 @@ def job_run(*, job_id: int, provider: FiscalProvider | None = None) -> str:
         files = _store_files(provider, document, result)
     except ProviderUnavailable as exc:
         return _retry_later(job, document, exc)
-    return _record(job.pk, document.pk, result, files)
+    return _record(job.pk, document.pk, lambda locked, open_job: _apply(locked, open_job, result, files))
 
 
 def _retry_later(job: FiscalJob, document: FiscalDocument, exc: ProviderUnavailable) -> str:
@@ -558,22 +561,19 @@ def _run_correction(provider: FiscalProvider, job: FiscalJob, document: FiscalDo
     """Outside any transaction: send the letter (or, after a lost answer, find it registered), store its files,
     then record the outcome in one short transaction."""
     try:
-        result = None
-        if mode == "poll":  # the last try may have reached the SEFAZ: a letter numbered past the known one is ours
-            last = provider.last_correction(ref=document.provider_ref)
-            if last is not None and (last.number or 0) > int(job.payload.get("known") or 0):
-                result = last
-        if result is None:
-            result = provider.correct(ref=document.provider_ref, text=str(job.payload.get("text", "")))
+        result = _letter_answer(provider, job, document, mode)
         files = _store_correction_files(provider, document, result)
     except ProviderUnavailable as exc:
         return _retry_later(job, document, exc)
-    with transaction.atomic():
-        locked = FiscalDocument.objects.select_for_update().get(pk=document.pk)
-        open_job = FiscalJob.objects.select_for_update().filter(pk=job.pk).exclude(status=FiscalJob.Status.DONE).first()
-        if open_job is None:
-            return "skipped"
-        return _apply_correction(locked, open_job, result, files)
+    return _record(job.pk, document.pk, lambda locked, open_job: _apply_correction(locked, open_job, result, files))
+
+
+def _letter_answer(provider: FiscalProvider, job: FiscalJob, document: FiscalDocument, mode: str) -> CorrectionResult:
+    if mode == "poll":  # the last try may have reached the SEFAZ: a letter numbered past the known one is ours
+        last = provider.last_correction(ref=document.provider_ref)
+        if last is not None and (last.number or 0) > int(job.payload.get("known") or 0):
+            return last
+    return provider.correct(ref=document.provider_ref, text=str(job.payload.get("text", "")))
 
 
 def _store_correction_files(

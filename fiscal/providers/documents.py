@@ -192,17 +192,6 @@ def correction_event_xml(*, access_key: str, number: int, text: str, at: datetim
 
 def correction_pdf(*, access_key: str, number: int, text: str, at: datetime, production: bool) -> bytes:
     """The letter's printable page (what the buyer and the carrier read beside the DANFE)."""
-    from fpdf import FPDF  # noqa: PLC0415 (see danfe_pdf)
-
-    pdf = FPDF(format="A4")
-    pdf.core_fonts_encoding = PDF_ENCODING
-    pdf.set_creation_date(local_time(at))
-    pdf.add_page()
-    pdf.set_font("helvetica", "B", 14)
-    pdf.cell(0, 8, _latin("Carta de Correção Eletrônica (CC-e)"), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("helvetica", size=10)
-    if not production:
-        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO — SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
     lines = [
         f"NF-e: {' '.join(access_key[i : i + 4] for i in range(0, 44, 4))}",
         f"Carta nº {number}, registrada em {local_time(at):%d/%m/%Y %H:%M} (horário de Brasília)",
@@ -213,6 +202,22 @@ def correction_pdf(*, access_key: str, number: int, text: str, at: datetime, pro
         "Condições de uso:",
         CORRECTION_CONDITIONS,
     ]
+    return _text_pdf(title="Carta de Correção Eletrônica (CC-e)", lines=lines, at=at, production=production)
+
+
+def _text_pdf(*, title: str, lines: list[str], at: datetime, production: bool) -> bytes:
+    """An A4 page of the sandbox's fiscal papers: the title, the homologação warning, the lines."""
+    from fpdf import FPDF  # noqa: PLC0415 (0.25 s of import: only the sandbox's papers need it, not every process)
+
+    pdf = FPDF(format="A4")
+    pdf.core_fonts_encoding = PDF_ENCODING
+    pdf.set_creation_date(local_time(at))
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 14)
+    pdf.cell(0, 8, _latin(title), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    if not production:
+        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO — SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
     for line in lines:
         pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())
@@ -271,18 +276,8 @@ def danfe_lines(
 def danfe_pdf(
     *, invoice: dict[str, Any], access_key: str, number: int, series: int, protocol: str, at: datetime
 ) -> bytes:
-    from fpdf import FPDF  # noqa: PLC0415 (0.25 s of import: only the sandbox's DANFE needs it, not every process)
-
-    pdf = FPDF(format="A4")
-    pdf.core_fonts_encoding = PDF_ENCODING
-    pdf.set_creation_date(local_time(at))
-    pdf.add_page()
-    pdf.set_font("helvetica", "B", 14)
-    pdf.cell(0, 8, _latin("DANFE — Documento Auxiliar da Nota Fiscal Eletrônica"), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("helvetica", size=10)
-    if invoice.get("environment") != "producao":
-        pdf.cell(0, 6, _latin("EMITIDA EM HOMOLOGAÇÃO — SEM VALOR FISCAL"), new_x="LMARGIN", new_y="NEXT")
-    kwargs = dict(invoice=invoice, access_key=access_key, number=number, series=series, protocol=protocol, at=at)
-    for line in danfe_lines(**kwargs):  # type: ignore[arg-type]
-        pdf.multi_cell(0, 6, _latin(line), new_x="LMARGIN", new_y="NEXT")
-    return bytes(pdf.output())
+    lines = danfe_lines(invoice=invoice, access_key=access_key, number=number, series=series, protocol=protocol, at=at)
+    return _text_pdf(
+        title="DANFE — Documento Auxiliar da Nota Fiscal Eletrônica", lines=lines, at=at,
+        production=invoice.get("environment") == "producao",
+    )  # fmt: skip

@@ -3,6 +3,7 @@ re-issue and cancel-and-reissue actions behind their buttons."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -165,11 +166,9 @@ def reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
     return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
 
 
-@staff_member_required
-@require_POST
-def cancel_reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
-    """The order page's "Cancelar e reemitir": the justification comes from the panel's field (posted with the
-    order's form, like the re-issue button)."""
+def _nfe_action(request: HttpRequest, order_id: str, run: Callable[[], str], refused: type[Exception]) -> HttpResponse:
+    """An NF-e button of the order page (posted with the order's form): for who may issue notes only; `run` asks the
+    provider's job and says what was asked, or its refusal (`refused`, in Portuguese) is said; back to the order."""
     if not request.user.has_perm(ISSUE_PERMISSION):
         raise PermissionDenied  # the shop's "Sem permissão … nada foi alterado" page (templates/403.html)
     order = Order.objects.filter(public_id=order_id).only("pk").first()
@@ -177,49 +176,43 @@ def cancel_reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
         messages.error(request, _("Pedido não encontrado."))
         return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
     try:
+        messages.success(request, run())
+    except refused as exc:
+        messages.error(request, str(exc))
+    except OrderNotFound:
+        messages.error(request, _("Pedido não encontrado."))
+    return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
+
+
+@staff_member_required
+@require_POST
+def cancel_reissue_view(request: HttpRequest, order_id: str) -> HttpResponse:
+    """The order page's "Cancelar e reemitir": the justification comes from the panel's field."""
+
+    def run() -> str:
         document = fiscal_cancel_and_reissue(
             order_id=order_id, justification=request.POST.get("nfe_justificativa", ""),
             actor=request.user.get_username(),
         )  # fmt: skip
-    except CancelReissueRefused as exc:
-        messages.error(request, str(exc))
-    except OrderNotFound:
-        messages.error(request, _("Pedido não encontrado."))
-    else:
-        messages.success(
-            request,
-            _(
-                "Cancelamento da NF-e nº %(number)s solicitado. A nova NF-e, com os dados atuais do pedido, é emitida "
-                "assim que o cancelamento for confirmado; as duas ficam listadas aqui."
-            )
-            % {"number": document.number},
-        )
-    return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
+        return _(
+            "Cancelamento da NF-e nº %(number)s solicitado. A nova NF-e, com os dados atuais do pedido, é emitida "
+            "assim que o cancelamento for confirmado; as duas ficam listadas aqui."
+        ) % {"number": document.number}
+
+    return _nfe_action(request, order_id, run, CancelReissueRefused)
 
 
 @staff_member_required
 @require_POST
 def correction_view(request: HttpRequest, order_id: str) -> HttpResponse:
-    """The order page's "Enviar carta de correção": the text comes from the panel's field (posted with the order's
-    form, like the other NF-e buttons)."""
-    if not request.user.has_perm(ISSUE_PERMISSION):
-        raise PermissionDenied  # the shop's "Sem permissão … nada foi alterado" page (templates/403.html)
-    order = Order.objects.filter(public_id=order_id).only("pk").first()
-    if order is None:
-        messages.error(request, _("Pedido não encontrado."))
-        return HttpResponseRedirect(reverse("admin:orders_order_changelist"))
-    try:
-        fiscal_correct(order_id=order_id, text=request.POST.get("nfe_correcao", ""), actor=request.user.get_username())
-    except CorrectionRefused as exc:
-        messages.error(request, str(exc))
-    except OrderNotFound:
-        messages.error(request, _("Pedido não encontrado."))
-    else:
-        messages.success(
-            request,
-            _(
-                "Carta de correção enviada à SEFAZ. A resposta aparece no quadro da NF-e e na linha do tempo do "
-                "pedido em instantes."
-            ),
+    """The order page's "Enviar carta de correção": the text comes from the panel's field."""
+
+    def run() -> str:
+        text = request.POST.get("nfe_correcao", "")
+        fiscal_correct(order_id=order_id, text=text, actor=request.user.get_username())
+        return _(
+            "Carta de correção enviada à SEFAZ. A resposta aparece no quadro da NF-e e na linha do tempo do pedido em "
+            "instantes."
         )
-    return HttpResponseRedirect(reverse("admin:orders_order_change", args=[order.pk]))
+
+    return _nfe_action(request, order_id, run, CorrectionRefused)
