@@ -273,48 +273,43 @@ def test_bulk_actions_that_change_catalogue_checkouts_or_platforms_need_more_tha
     assert "cancel_checkouts" in checkout_admin.get_actions(request)
 
 
-def test_cancel_and_reissue_of_an_nfe_needs_the_nfe_permission(client: Client, fiscal_store: None) -> None:  # noqa: F811
-    """Cancelling an authorized note spends a number at the SEFAZ like issuing one: only staff with the NF-e
-    permission see the button, and a crafted POST of anyone else changes nothing."""
+@pytest.mark.parametrize(
+    ("path", "field", "text", "action", "event"),
+    [
+        ("cancel-reissue", "nfe_justificativa", "CPF do destinatário informado errado", "cancel",
+         "fiscal_cancel_requested"),
+        ("correction", "nfe_correcao", "Onde se lê transportadora Rápida, leia-se transportadora Veloz Ltda.",
+         "correct", "fiscal_correction_requested"),
+    ],
+)  # fmt: skip
+def test_an_nfe_action_needs_the_nfe_permission(
+    client: Client,
+    fiscal_store: None,  # noqa: F811
+    path: str,
+    field: str,
+    text: str,
+    action: str,
+    event: str,
+) -> None:
+    """Cancelling an authorized note spends a number at the SEFAZ like issuing one, and a carta de correção is a
+    fiscal event there too: only staff with the NF-e permission see their fields, and a crafted POST of anyone else
+    changes nothing."""
     from fiscal.services import job_run
 
     order = fiscal_paid_order()
     job_run(job_id=FiscalJob.objects.get().pk)
-    url = f"/admin/fiscal/{order.public_id}/cancel-reissue/"
-    form = {"nfe_justificativa": "CPF do destinatário informado errado"}
+    url = f"/admin/fiscal/{order.public_id}/{path}/"
+    form = {field: text}
     assert "/admin/login/" in client.post(url, form)["Location"]  # not staff: the login page
     clerk = _staff("atend", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
     page = clerk.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
-    assert 'data-testid="admin-fiscal"' in page and 'name="nfe_justificativa"' not in page
+    assert 'data-testid="admin-fiscal"' in page and f'name="{field}"' not in page
     refused = clerk.post(url, form)
     assert refused.status_code == 403 and "Sem permissão" in refused.content.decode()
-    assert not FiscalJob.objects.filter(action="cancel").exists()
+    assert not FiscalJob.objects.filter(action=action).exists()
 
     fiscal = _staff("fiscal", "orders.view_order", "fiscal.view_fiscaldocument", "fiscal.issue_fiscaldocument")
-    assert 'name="nfe_justificativa"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert f'name="{field}"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert fiscal.post(url, form).status_code == 302
-    assert FiscalJob.objects.filter(action="cancel").count() == 1
-    assert OrderEvent.objects.filter(order=order, kind="fiscal_cancel_requested", actor="fiscal").exists()
-
-
-def test_a_correction_letter_needs_the_nfe_permission(client: Client, fiscal_store: None) -> None:  # noqa: F811
-    """A carta de correção is a fiscal event at the SEFAZ: only staff with the NF-e permission see its box, and a
-    crafted POST of anyone else changes nothing."""
-    from fiscal.services import job_run
-
-    order = fiscal_paid_order()
-    job_run(job_id=FiscalJob.objects.get().pk)
-    url = f"/admin/fiscal/{order.public_id}/correction/"
-    form = {"nfe_correcao": "Onde se lê transportadora Rápida, leia-se transportadora Veloz Ltda."}
-    assert "/admin/login/" in client.post(url, form)["Location"]  # not staff: the login page
-    clerk = _staff("atend", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
-    assert 'name="nfe_correcao"' not in clerk.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
-    refused = clerk.post(url, form)
-    assert refused.status_code == 403 and "Sem permissão" in refused.content.decode()
-    assert not FiscalJob.objects.filter(action="correct").exists()
-
-    fiscal = _staff("fiscal", "orders.view_order", "fiscal.view_fiscaldocument", "fiscal.issue_fiscaldocument")
-    assert 'name="nfe_correcao"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
-    assert fiscal.post(url, form).status_code == 302
-    assert FiscalJob.objects.filter(action="correct").count() == 1
-    assert OrderEvent.objects.filter(order=order, kind="fiscal_correction_requested", actor="fiscal").exists()
+    assert FiscalJob.objects.filter(action=action).count() == 1
+    assert OrderEvent.objects.filter(order=order, kind=event, actor="fiscal").exists()
