@@ -10,9 +10,13 @@ from kernel.env import ConfigError, env_int, env_str
 DJANGO_LOG_FORMAT = env_str("DJANGO_LOG_FORMAT", "plain" if DEBUG else "json")
 if DJANGO_LOG_FORMAT not in {"plain", "json"}:
     raise ConfigError(f"DJANGO_LOG_FORMAT must be plain or json, not {DJANGO_LOG_FORMAT!r}")
+# Paths whose next segment is a bearer secret (order permalink, sign-in link, reminder opt-out, subscription page,
+# DANFE/XML link): logged cut to four characters (kernel/ops/access_log.py, BCP-SEC-04).
+LOG_SECRET_PATH_PREFIXES = ("/orders/", "/conta/entrar/", "/lembretes/sair/", "/assinaturas/", "/fiscal/d/")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"secret_paths": {"()": "kernel.ops.access_log.RedactSecretPaths"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {
@@ -34,6 +38,9 @@ LOGGING = {
         # The stateless MCP transport's only INFO line is "Terminating session: None", once per request:
         # noise next to the access log, and formatting it cost every MCP call (issue 11).
         "mcp.server.streamable_http": {"level": "WARNING"},
+        # "Not Found: /orders/<token>" and the request it carries (redacted, see LOG_SECRET_PATH_PREFIXES).
+        "django.request": {"filters": ["secret_paths"]},
+        "django.server": {"filters": ["secret_paths"]},
     },
 }
 

@@ -5,6 +5,12 @@
 `request_id, method, path, status, duration_ms` plus what the protocol layer learnt on the way
 (`platform`, `operation`, `transport`), which it adds with `annotate()` through a context variable.
 In production the line is JSON (settings.LOGGING).
+
+Some paths carry a bearer secret: the buyer's order permalink, the "Minha conta" sign-in link, the DANFE link.
+Whoever reads a log must not be able to open them (BCP-SEC-04, LGPD): `redacted_path` keeps the first four
+characters of such a segment (enough to tell two requests apart) and `RedactSecretPaths` does the same to
+Django's own request lines ("Not Found: /orders/…", and the request it attaches). The prefixes are
+`settings.LOG_SECRET_PATH_PREFIXES`: the URL layout is the project's, not the kernel's.
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
+from functools import cache
 from typing import Any
+
+from django.conf import settings
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -28,6 +37,36 @@ _current: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar
 _SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # Probes would drown the log at one line every few seconds per container.
 QUIET_PATHS = frozenset({"/healthz", "/readyz"})
+
+
+@cache
+def _secret_segments(prefixes: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not prefixes:
+        return None
+    # Not after a word character or a slash: "/bcp/v1/orders/ord_…" (a public id) is not the permalink.
+    alternatives = "|".join(re.escape(prefix) for prefix in prefixes)
+    return re.compile(rf"(?<![\w/.-])({alternatives})([^/?#\s'\"<>]{{4}})[^/?#\s'\"<>]+")
+
+
+def redacted_path(text: str) -> str:
+    """`text` with the secret segment of every secret path in it cut to its first four characters and "…"."""
+    pattern = _secret_segments(tuple(getattr(settings, "LOG_SECRET_PATH_PREFIXES", ())))
+    return text if pattern is None else pattern.sub(r"\1\2…", text)
+
+
+class RedactSecretPaths(logging.Filter):
+    """For Django's request loggers: their message names the path, and the JSON formatter writes the attached
+    `request` (whose repr names it too)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = redacted_path(message)
+        if redacted != message:
+            record.msg, record.args = redacted, ()
+        request = getattr(record, "request", None)
+        if request is not None and not isinstance(request, str):
+            record.request = redacted_path(f"{getattr(request, 'method', '')} {getattr(request, 'path', '')}")
+        return True
 
 
 def annotate(**fields: Any) -> None:
@@ -69,7 +108,7 @@ class AccessLog:
         record: dict[str, Any] = {
             "request_id": request_id,
             "method": scope.get("method", ""),
-            "path": scope.get("path", ""),
+            "path": redacted_path(scope.get("path", "")),
             "status": 500,  # stays 500 if the app dies before answering
             "client": (scope.get("client") or (None, None))[0],
         }

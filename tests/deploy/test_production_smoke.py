@@ -170,6 +170,10 @@ def test_buyer_merchant_and_agent_pages_answer_without_errors(stack: ProductionS
     served = browser.get("/media/products/smoke-photo.jpg")
     assert (served.content, served.headers["Content-Type"]) == (photo.read_bytes(), "image/jpeg")
     assert "Last-Modified" in served.headers
+    # bearer links (a sign-in link, an order permalink) are logged cut to four characters (BCP-SEC-04)
+    secret = "Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f"
+    assert browser.client.get(f"/conta/entrar/{secret}").status_code in (200, 302, 404)
+    assert browser.client.get(f"/orders/{secret}").status_code == 404
     # merchant: admin login and the orders list
     admin = Browser(stack.url)
     assert admin.get("/admin/login/").status_code == 200
@@ -214,3 +218,5 @@ def test_buyer_merchant_and_agent_pages_answer_without_errors(stack: ProductionS
     assert isinstance(took_ms, float) and took_ms >= 0
     assert (line["level"], line["logger"]) == ("INFO", "shop.access")
     assert not [line for line in stack.log_lines() if line.get("level") == "ERROR"]
+    assert not [line for line in stack.log_lines() if secret in json.dumps(line)]
+    assert [line for line in stack.log_lines() if line.get("path") == "/orders/Zk3v…"]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import logging.config
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.conf import settings
 
 from config.celery import app as celery_app
+from kernel.ops.access_log import AccessLog
 
 
 @pytest.fixture
@@ -45,3 +48,57 @@ def test_what_a_task_prints_is_logged_as_info_not_as_a_warning() -> None:
     """Celery logs a task's stdout at WARNING by default: under `make worker` every development e-mail (the console
     backend prints it) became a warning line, burying the real ones."""
     assert celery_app.conf.worker_redirect_stdouts_level == "INFO"
+
+
+def _logged_lines(caplog: pytest.LogCaptureFixture) -> str:
+    return "\n".join(f"{record.getMessage()} {vars(record)}" for record in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/orders/Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f",
+        "/orders/Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f/devolver",
+        "/conta/entrar/Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f",
+        "/fiscal/d/Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f/danfe",
+    ],
+)
+def test_the_access_log_never_writes_a_bearer_link_whole_bcp_sec_04(
+    path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An order permalink, a sign-in link or a DANFE link opens the buyer's data to whoever has it: a log reader
+    must not (BCP-SEC-04, LGPD). The line keeps four characters, enough to tell two requests apart."""
+
+    async def page(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: Any) -> None:
+        return None
+
+    caplog.set_level(logging.INFO, logger="shop.access")
+    scope = {"type": "http", "method": "GET", "path": path, "headers": [], "client": ("203.0.113.9", 1)}
+    asyncio.run(AccessLog(page)(scope, receive, send))
+
+    (record,) = [r for r in caplog.records if r.name == "shop.access"]
+    assert "Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f" not in _logged_lines(caplog)
+    assert record.path == path.replace("Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f", "Zk3v…")  # type: ignore[attr-defined]
+
+
+@pytest.mark.django_db
+def test_djangos_not_found_line_cuts_the_permalink_too_bcp_sec_04(
+    client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Django logs every 4xx with its path and attaches the request (the JSON formatter writes its repr)."""
+    caplog.set_level(logging.WARNING, logger="django.request")
+    token = "Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f"
+
+    assert client.get(f"/orders/{token}").status_code == 404
+    assert client.get(f"/bcp/v1/orders/ord_{token}").status_code in (400, 401, 404)
+
+    lines = _logged_lines(caplog)
+    assert "Not Found: /orders/Zk3v…" in lines
+    assert f"/orders/{token}" not in lines and f"'/orders/{token}'" not in lines
