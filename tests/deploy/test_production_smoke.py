@@ -172,8 +172,9 @@ def test_buyer_merchant_and_agent_pages_answer_without_errors(stack: ProductionS
     assert "Last-Modified" in served.headers
     # bearer links (a sign-in link, an order permalink) are logged cut to four characters (BCP-SEC-04)
     secret = "Zk3vQm9XyT2pLr8sWn4uAa1bCc5dEe6f"
-    assert browser.client.get(f"/conta/entrar/{secret}").status_code in (200, 302, 404)
-    assert browser.client.get(f"/orders/{secret}").status_code == 404
+    https = {"X-Forwarded-Proto": "https"}
+    assert browser.client.get(f"/conta/entrar/{secret}", headers=https).status_code in (200, 302, 404)
+    assert browser.client.get(f"/orders/{secret}", headers=https).status_code == 404
     # merchant: admin login and the orders list
     admin = Browser(stack.url)
     assert admin.get("/admin/login/").status_code == 200
