@@ -9,6 +9,7 @@ class BcpAppConfig(AppConfig):
         from django.db import transaction
         from django.db.models.signals import post_delete, post_save
 
+        from bcp_app import checks  # noqa: F401  (registers the deployment checks)
         from bcp_app.models import Platform
         from bcp_app.service.a2a_tasks import on_charge_settled
         from bcp_app.service.platforms import platform_cache_drop

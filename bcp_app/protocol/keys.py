@@ -5,6 +5,10 @@ an HTTP signature base, not a JWS, and joserfc has no public API for that.
 
 The PEM comes from `settings.BCP_SIGNING_KEY_FILE`. With DEBUG on a missing file is generated once
 (0600); in production a missing or unreadable key is a configuration error, never silently replaced.
+
+Rotation (BCP §14, BCP-SIG-07): `published_jwks()` is what `keys[]` lists — the signing key, and the previous one
+(`settings.BCP_PREVIOUS_SIGNING_KEY_*`) until `KEEP_REPLACED_KEY` after it was retired. `manage.py
+new_signing_key` writes a new key and says which settings to change.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,10 +28,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 _lock = threading.Lock()
+KEEP_REPLACED_KEY = timedelta(days=7)  # BCP §14: "keep a replaced key ≥ 7 days"
 
 
 def b64url(data: bytes) -> str:
@@ -38,6 +46,11 @@ def b64url_decode(text: str) -> bytes:
     if not isinstance(text, str) or any(ch in text for ch in "+/= \n"):
         raise ValueError("not base64url")
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def new_key_file(path: Path) -> ec.EllipticCurvePrivateKey:
+    """A new P-256 key at `path` (0600), written whole; FileExistsError if a file is there (never replaced)."""
+    return _generate(path)
 
 
 def _generate(path: Path) -> ec.EllipticCurvePrivateKey:
@@ -90,6 +103,34 @@ def ensure_signing_key() -> None:
 
 def signing_key_id() -> str:
     return str(settings.BCP_SIGNING_KEY_ID)
+
+
+def retired_at(text: str) -> datetime:
+    """`BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT`: an ISO 8601 date or date and time (a date is its midnight, UTC)."""
+    moment = parse_datetime(text)
+    if moment is None:
+        day = parse_date(text)
+        if day is None:
+            raise ImproperlyConfigured(f"BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT {text!r} is not an ISO 8601 date")
+        moment = datetime(day.year, day.month, day.day)
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+
+
+def previous_key_until() -> datetime | None:
+    """When the previous key leaves `keys[]`, None without one."""
+    if not settings.BCP_PREVIOUS_SIGNING_KEY_FILE:
+        return None
+    return retired_at(settings.BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT) + KEEP_REPLACED_KEY
+
+
+def published_jwks(now: datetime | None = None) -> list[dict[str, str]]:
+    """`keys[]` of our profile: the signing key, then the replaced one while it is kept (BCP-SIG-07)."""
+    jwks = [public_jwk()]
+    until = previous_key_until()
+    if until is not None and (now or timezone.now()) < until:
+        previous = _load(str(settings.BCP_PREVIOUS_SIGNING_KEY_FILE), False)
+        jwks.append(public_jwk(previous.public_key(), kid=str(settings.BCP_PREVIOUS_SIGNING_KEY_ID)))
+    return jwks
 
 
 def public_jwk(key: ec.EllipticCurvePublicKey | None = None, kid: str | None = None) -> dict[str, str]:

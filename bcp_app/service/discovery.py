@@ -300,7 +300,7 @@ def business_profile() -> dict[str, Any]:
             "capabilities": capability_registry(),
             "payment_handlers": payment_handler_registry(),
         },
-        "keys": [keys.public_jwk()],
+        "keys": keys.published_jwks(),
     }
 
 

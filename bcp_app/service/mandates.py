@@ -43,7 +43,7 @@ def mandate_refusal(ctx: Any, current: dict[str, Any], ap2_member: Mapping[str, 
         verified = verify_checkout_mandate(
             mandate,
             platform_keys=ctx.profile.get("keys") or [],
-            shop_keys=[keys.public_jwk()],
+            shop_keys=keys.published_jwks(),
             audience=discovery.profile_url(),
             checkout=current,
         )

@@ -12,6 +12,16 @@ BCP_OUTBOUND_ALLOWLIST = env_list("BCP_OUTBOUND_ALLOWLIST", [])
 # PEM of the shop's ES256 signing key; development generates one under var/ when unset.
 BCP_SIGNING_KEY_FILE = env_str("BCP_SIGNING_KEY_FILE", str(VAR_DIR / "bcp_signing_key.pem"))
 BCP_SIGNING_KEY_ID = env_str("BCP_SIGNING_KEY_ID", "loja-2026-07")
+# Key rotation (BCP §14, BCP-SIG-07; README "Rotating the signing key"): the key that signed until
+# BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT stays in keys[] for 7 days after it, so platforms still verify webhooks and
+# answers it signed. A compromised key is not named here: it leaves keys[] at once.
+BCP_PREVIOUS_SIGNING_KEY_FILE = env_str("BCP_PREVIOUS_SIGNING_KEY_FILE", "")
+BCP_PREVIOUS_SIGNING_KEY_ID = env_str("BCP_PREVIOUS_SIGNING_KEY_ID", "")
+BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT = env_str("BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT", "")
+if BCP_PREVIOUS_SIGNING_KEY_FILE and not (BCP_PREVIOUS_SIGNING_KEY_ID and BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT):
+    raise ConfigError("BCP_PREVIOUS_SIGNING_KEY_FILE needs BCP_PREVIOUS_SIGNING_KEY_ID and _RETIRED_AT")
+if BCP_PREVIOUS_SIGNING_KEY_FILE and BCP_PREVIOUS_SIGNING_KEY_ID == BCP_SIGNING_KEY_ID:
+    raise ConfigError("BCP_PREVIOUS_SIGNING_KEY_ID must differ from BCP_SIGNING_KEY_ID (kid values are unique)")
 # Refuse unsigned agent requests unless they carry an API key (RFC 9421 signatures are otherwise optional).
 BCP_REQUIRE_SIGNATURES = env_bool("BCP_REQUIRE_SIGNATURES", default=False)
 # Every response body the shop builds is checked against its output model (and an MCP tool's outputSchema) before

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
+from django.utils import timezone
 
+from bcp_app.checks import previous_signing_key_still_needed
 from bcp_app.protocol.keys import public_jwk
+from bcp_app.protocol.signatures import HttpMessage, sign_message, verify_message
 from tests.bcp_app.schema_check import errors
 
 # The Pix handler entry names the merchant from the store settings row: the profile reads the database.
@@ -235,3 +241,55 @@ def test_posting_to_the_discovery_document_is_405_not_a_csrf_page() -> None:
     assert answer.status_code == 405
     assert answer["Allow"] == "GET, HEAD"
     assert b"CSRF" not in answer.content
+
+
+def _rotate(tmp_path: Path, settings: Any, *args: str) -> list[str]:
+    """`manage.py new_signing_key`, then its printed settings applied as an operator would (and a restart)."""
+    out = io.StringIO()
+    call_command("new_signing_key", "--kid", "loja-2027-01", "--out", str(tmp_path / "nova.pem"), *args, stdout=out)
+    printed = out.getvalue().splitlines()
+    for line in printed:
+        name, _, value = line.strip().partition("=")
+        if name.startswith("BCP_") and _:
+            setattr(settings, name, value)
+    return printed
+
+
+def test_a_replaced_key_stays_in_keys_seven_days_and_a_compromised_one_leaves_at_once_bcp_sig_07(
+    client: Client, settings: Any, tmp_path: Path
+) -> None:
+    """BCP §14: "keep a replaced key ≥ 7 days; remove compromised keys at once". A webhook signed just before the
+    rotation (or retried later) still verifies against our profile during those days; after them the old key is
+    gone and `check --deploy` says its settings can go."""
+    old = public_jwk()
+    signed_before = HttpMessage(
+        method="POST", authority="agente.example", path="/webhooks", headers={"content-type": "application/json"}
+    )
+    signed_before.headers.update(sign_message(signed_before, ("@method", "@authority", "@path", "content-type")))
+
+    printed = _rotate(tmp_path, settings)
+
+    keys = profile(client)["keys"]
+    assert [k["kid"] for k in keys] == ["loja-2027-01", "loja-2026-07"]
+    assert keys[1] == old and all("d" not in k for k in keys)
+    assert verify_message(signed_before, b"", keys, required=("@method", "@authority", "@path")).keyid == "loja-2026-07"
+    assert any("stays in keys[] until" in line for line in printed)
+    # a new signature is made with the new key
+    signed_after = HttpMessage(method="POST", authority="agente.example", path="/webhooks", headers={})
+    signed_after.headers.update(sign_message(signed_after, ("@method", "@authority", "@path")))
+    assert verify_message(signed_after, b"", keys, required=("@path",)).keyid == "loja-2027-01"
+    # seven days after the retirement the old key is gone, and the deploy check names its leftover settings
+    settings.BCP_PREVIOUS_SIGNING_KEY_RETIRED_AT = (timezone.now() - timedelta(days=7, seconds=1)).isoformat()
+    assert [k["kid"] for k in profile(client)["keys"]] == ["loja-2027-01"]
+    assert [w.id for w in previous_signing_key_still_needed()] == ["bcp_app.W001"]
+
+
+def test_a_compromised_key_is_not_kept_bcp_sig_07(client: Client, settings: Any, tmp_path: Path) -> None:
+    printed = _rotate(tmp_path, settings, "--compromised")
+
+    assert [k["kid"] for k in profile(client)["keys"]] == ["loja-2027-01"]
+    assert "  BCP_PREVIOUS_SIGNING_KEY_FILE=" in printed
+    with pytest.raises(CommandError, match="already in use"):
+        call_command("new_signing_key", "--kid", "loja-2027-01", "--out", str(tmp_path / "outra.pem"))
+    with pytest.raises(CommandError, match="never overwritten"):
+        call_command("new_signing_key", "--kid", "loja-2027-02", "--out", str(tmp_path / "nova.pem"))
