@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
@@ -517,7 +518,7 @@ def _buyer_of(stored: dict[str, object] | None) -> BuyerInput | None:
     )
 
 
-def _context_json(context: ContextInput | None) -> dict[str, str] | None:
+def _context_json(context: ContextInput | None) -> dict[str, Any] | None:
     return {k: v for k, v in vars(context).items() if v} if context is not None else None
 
 
@@ -552,7 +553,7 @@ def _estimate(cart: Cart, lines: list[CartLineRow], *, now: datetime) -> CartVie
             for p in planned
         ),
         buyer=_buyer_of(cart.buyer),
-        context=ContextInput(**cart.context) if cart.context else None,
+        context=ContextInput.stored(cart.context) if cart.context else None,
         discount_codes=codes,
         discounts_applied=coupons.applied,
         totals=tuple(totals),
@@ -675,7 +676,7 @@ def cart_checkout_input(cart: Cart, *, signals: dict[str, str] | None = None) ->
     return CheckoutInput(
         lines=tuple(LineInput(sku=line.sku, quantity=line.quantity) for line in lines),
         buyer=_buyer_of(cart.buyer),
-        context=ContextInput(**cart.context) if cart.context else None,
+        context=ContextInput.stored(cart.context) if cart.context else None,
         discount_codes=tuple(cart.discount_codes or ()),
         signals=dict(signals or {}),
     )

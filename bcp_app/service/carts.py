@@ -110,7 +110,8 @@ def cart_body(view: Any, ctx: Any) -> dict[str, Any]:
         if buyer:
             body["buyer"] = buyer
     if view.context is not None:
-        body["context"] = {k: v for k, v in vars(view.context).items() if v}
+        # the hints as a checkout echoes them (`presenters`): the payment preference shows in the handlers' order
+        body["context"] = {k: v for k, v in vars(view.context).items() if v and k != "payment"}
     if ctx.has(DISCOUNT):
         body["discounts"] = presenters.discounts(view)
     body["totals"] = presenters.totals(view.totals)

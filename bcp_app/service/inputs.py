@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bcp_app.protocol.names import BUYER_CONSENT
+from bcp_app.protocol.names import BOLETO_HANDLER, BUYER_CONSENT, PIX_HANDLER
 from bcp_app.protocol.schemas.consent import consent_input
+from bcp_app.service.discovery import CARD_HANDLER
 from shop.checkout import types as ct
+
+METHOD_OF_HANDLER = {PIX_HANDLER: "pix", CARD_HANDLER: "card", BOLETO_HANDLER: "boleto"}
 
 
 def buyer_input(ctx: Any, buyer: Any) -> ct.BuyerInput | None:
@@ -32,7 +35,20 @@ def context_input(context: Any) -> ct.ContextInput | None:
         postal_code=context.postal_code,
         language=context.language,
         intent=context.intent,
+        payment=preferred_methods(context.payment),
     )
+
+
+def preferred_methods(entries: list[Any]) -> tuple[str, ...]:
+    """`context.payment` (`[{handler, types?}]`, most preferred first) as the methods it names, each once; an
+    entry that is not an object, or names a handler this shop does not have, is ignored without error
+    (BCP-PAY-08, `common/types/context.json`)."""
+    methods: list[str] = []
+    for entry in entries:
+        method = METHOD_OF_HANDLER.get(entry.get("handler")) if isinstance(entry, dict) else None
+        if method is not None and method not in methods:
+            methods.append(method)
+    return tuple(methods)
 
 
 def line_inputs(body: Any, *, update: bool) -> tuple[ct.LineInput, ...]:

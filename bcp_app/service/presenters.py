@@ -38,6 +38,7 @@ from bcp_app.service.discovery import (
     pix_handler_entry,
     pix_handler_id,
 )
+from bcp_app.service.inputs import METHOD_OF_HANDLER
 from bcp_app.service.policies import policies_json
 from kernel.money import PT_BR, format_brl
 from orders.arrival import promise_words
@@ -116,6 +117,10 @@ def _usable_handlers(view: CheckoutView | None, ctx: RequestContext) -> list[str
         usable.append(CARD_HANDLER)
     if BOLETO_HANDLER in theirs and boleto_offered():
         usable.append(BOLETO_HANDLER)
+    preferred = view.context.payment if view is not None and view.context is not None else ()
+    if preferred:  # BCP-PAY-08: the buyer's preferred handlers first, in their order; the rest as they were
+        rank = {method: i for i, method in enumerate(preferred)}
+        usable.sort(key=lambda name: rank.get(METHOD_OF_HANDLER[name], len(preferred)))
     return usable
 
 

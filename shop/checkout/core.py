@@ -403,7 +403,7 @@ def input_from_checkout(checkout: Checkout, lines: list[CheckoutLine]) -> Checko
             id=pi["id"], handler_id=pi["handler_id"], type=pi["type"], installments=int(pi.get("installments") or 1)
         )
         payment = PaymentInput(instruments=(instrument,))
-    context = ContextInput(**checkout.context) if checkout.context else None
+    context = ContextInput.stored(checkout.context) if checkout.context else None
     return CheckoutInput(
         lines=tuple(LineInput(sku=line.sku, quantity=line.quantity, line_id=line.public_id) for line in lines),
         buyer=buyer_input_of(checkout),

@@ -778,7 +778,7 @@ def checkout_view(
         platform_id=checkout.platform_id,
         language=checkout.language,
         signals=dict(checkout.signals or {}),
-        context=ContextInput(**checkout.context) if checkout.context else None,
+        context=ContextInput.stored(checkout.context) if checkout.context else None,
         boleto=_boleto(checkout),
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.utils.translation import gettext
 
@@ -168,6 +168,13 @@ class ContextInput:
     postal_code: str = ""
     language: str = ""  # "pt-BR" | "en"; decides the language of `content` and of the order
     intent: str = ""
+    # `context.payment`: the buyer's preferred methods ("pix", "card", "boleto"), most preferred first (BCP-PAY-08)
+    payment: tuple[str, ...] = ()
+
+    @classmethod
+    def stored(cls, data: dict[str, Any]) -> ContextInput:
+        """The context as `Checkout.context` keeps it (JSON: the tuple came back a list)."""
+        return cls(**{**data, "payment": tuple(data.get("payment", ()))})
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -535,3 +536,40 @@ def test_the_openapi_documents_the_body_of_cancel_checkout(client: Client, heade
     assert Checkout.objects.get(public_id=checkout["id"]).status != "canceled"
     canceled = call(client, "post", path, {**headers, "Idempotency-Key": "k-ok"}, {"reason": "ignorado"})
     assert canceled.json()["status"] == "canceled"
+
+
+def test_the_buyers_preferred_payment_handler_comes_first_and_is_open_on_the_buyers_page_bcp_pay_08(
+    client: Client, fake_platform: FakePlatform, settings: Any
+) -> None:
+    """`context.payment` names the buyer's preferred handlers, most preferred first (UCP `context.json`: the
+    business SHOULD use it to preselect or prioritize; unrecognized values ignored without error). The handlers
+    come in that order, and the page the `continue_url` opens has that method open; entries the shop does not
+    know change nothing."""
+    settings.BCP_PIX_SANDBOX = True
+    catalog()
+    headers = agent(fake_platform.publish(handlers=fake_platform.with_card()))
+    preference = [
+        {"handler": "br.dev.unknown.wallet"},
+        "not an object",
+        {"handler": "com.google.pay", "types": ["card"]},
+    ]
+    body = {
+        "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+        "context": {"postal_code": "01310-100", "payment": preference},
+    }
+
+    preferred = create(client, headers, body)
+    plain = create(client, headers, {**body, "context": {"postal_code": "01310-100"}}).json()
+
+    assert preferred.status_code == 201
+    checkout = preferred.json()
+    assert list(checkout["ucp"]["payment_handlers"]) == ["com.google.pay", "br.dev.bcp.pix"]
+    assert list(plain["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix", "com.google.pay"]
+    assert "messages" not in checkout or not [m for m in checkout["messages"] if "payment" in m.get("path", "")]
+    assert checkout["context"] == {"postal_code": "01310-100"}
+    # the buyer's page opens on the card (the Pix panel stays one tap away)
+    page = client.get(checkout["continue_url"].removeprefix("https://loja.example.com.br")).content.decode()
+    assert re.search(r'value="card"[^>]*checked', page)
+    assert not re.search(r'value="pix"[^>]*checked', page)
+    other = client.get(plain["continue_url"].removeprefix("https://loja.example.com.br")).content.decode()
+    assert re.search(r'value="pix"[^>]*checked', other)
