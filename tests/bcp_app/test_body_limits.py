@@ -217,3 +217,20 @@ def test_chunked_body_without_length_is_capped_while_reading(server: LiveServer,
     response = httpx.post(server.a2a_url, content=chunks(), headers=SEED_HEADERS, timeout=30)
     assert response.status_code == 413
     assert response.json()["error"]["message"] == "Invalid Request: o corpo passa do limite de 20000 bytes."
+
+
+@pytest.mark.django_db
+def test_rest_speaks_json_in_utf8_both_ways_bcp_rest_02(client: Client, headers: dict[str, str]) -> None:
+    """Bodies are JSON in UTF-8 (BCP §13.1): a buyer's accented name arrives whole and comes back in UTF-8 under
+    `application/json; charset=utf-8`; the same body in Latin-1 is not UTF-8, so it is refused and nothing is
+    stored."""
+    text = '{"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": {"first_name": "João"}}'
+    key = {**headers, "Idempotency-Key": str(uuid.uuid4())}
+
+    latin = call(client, "post", "/checkout-sessions", key, text.encode("latin-1"))
+    assert (latin.status_code, latin.json()["code"], Checkout.objects.count()) == (400, "invalid_request", 0)
+    created = call(client, "post", "/checkout-sessions", {**key, "Idempotency-Key": str(uuid.uuid4())}, text.encode())
+
+    assert (created.status_code, created["Content-Type"]) == (201, "application/json; charset=utf-8")
+    assert json.loads(created.content.decode("utf-8"))["buyer"]["first_name"] == "João"
+    assert latin["Content-Type"] == "application/json; charset=utf-8"

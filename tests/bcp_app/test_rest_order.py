@@ -7,6 +7,7 @@ import json
 import re
 import uuid
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -25,14 +26,16 @@ from bcp_app.service.platforms import NewPlatform, platform_create
 from bcp_app.service.policies import policies_json
 from bcp_app.tasks import retry_order_webhooks
 from orders.models import Order
-from orders.services.adjustments import order_cancel
+from orders.services.adjustments import order_cancel, order_refund
 from orders.services.expectations import expectation_split
 from orders.services.fulfillment import fulfillment_event_create, order_mark_delivered, order_ship
 from orders.types import LineQuantity
 from payments.sandbox import services as sandbox
+from shop.models import StoreSettings
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
-from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
+from tests.bcp_app.rest_helpers import call, catalog, complete, create, full_update, ready_checkout
 from tests.bcp_app.schema_check import errors
+from tests.shop.checkout_factories import make_coupon
 
 
 def test_get_order_is_routed_past_ninja_and_answers_as_it_did_bcp_ord_01_03(
@@ -692,3 +695,47 @@ def test_each_webhook_says_when_its_order_changed_so_a_late_one_can_be_dropped_b
     assert got["updated_at"] == stamps[-1]
     order.refresh_from_db()
     assert order.bcp_json_at.isoformat(timespec="microseconds").replace("+00:00", "Z") == stamps[-1]
+
+
+def test_order_totals_follow_section_6_with_a_coupon_the_pix_discount_freight_and_a_refund_bcp_ord_10(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    """BCP §6 on the order: one `subtotal`, one `total` equal to the sum of the others, discounts negative,
+    freight non-negative, each line's totals its price × quantity; a refund is an adjustment (negative amount),
+    the placed totals stay what the buyer paid."""
+    StoreSettings.objects.create(pix_discount_percent=Decimal("5.00"))
+    make_coupon("DEZ")
+    headers = auth(fake_platform, platform)
+    created = create(client, headers).json()
+    body = full_update(created)
+    body["discounts"] = {"codes": ["dez"]}
+    addressed = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    body = {**full_update(addressed), "discounts": {"codes": ["dez"]}}
+    ready = call(client, "put", f"/checkout-sessions/{created['id']}", headers, body).json()
+    assert ready["status"] == "ready_for_complete", ready.get("messages")
+    complete(client, ready["id"], headers)
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    order = Order.objects.get(checkout_id=ready["id"])
+    order_refund(order_id=order.public_id, amount=1000, reason="Produto com avaria", actor="lojista")
+
+    got = call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+    # 2 × 42,90 = 85,80; DEZ −8,58; Pix 5 % of 77,22 = −3,86; PAC 18,90 → 92,18
+    assert got["totals"] == [
+        {"type": "subtotal", "amount": 8580},
+        {"type": "discount", "display_text": "Cupom DEZ", "amount": -858},
+        {"type": "discount", "display_text": "Desconto Pix (5%)", "amount": -386},
+        {"type": "fulfillment", "display_text": "PAC", "amount": 1890},
+        {"type": "total", "amount": 9226},
+    ]
+    kinds = [t["type"] for t in got["totals"]]
+    assert (kinds.count("subtotal"), kinds.count("total"), kinds[-1]) == (1, 1, "total")
+    assert got["totals"][-1]["amount"] == sum(t["amount"] for t in got["totals"][:-1]) == order.total_amount
+    for line in got["line_items"]:
+        line_totals = {t["type"]: t["amount"] for t in line["totals"]}
+        assert line_totals["subtotal"] == line["item"]["price"] * line["quantity"]["total"]
+    (refund,) = got["adjustments"]
+    assert (refund["type"], refund["status"]) == ("refund", "pending")
+    assert [t for t in refund["totals"] if t["type"] == "total"] == [{"type": "total", "amount": -1000}]  # BCP-ORD-09
+    assert errors(got, "shopping/order.json") == []
