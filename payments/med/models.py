@@ -42,6 +42,8 @@ PSP_STATUS_WORDS = {
 # and the DICT's Manual Operacional) gives the receiver's institution 7 days from the infraction report to close
 # it; past that the PSP closes it agreed on the client's behalf (QI Tech: "within a period of 7 days from the
 # receipt of the Infraction Report … the Report must be closed", docs.qitech.com.br … /webhooks_relato_infracao).
+# Calendar days ("até 7 dias corridos para aceitar ou rejeitar": Stark Infra's MED help page; Conta Azul's, under
+# Resolução BCB nº 103/2021, the same).
 # The PSPs' MED webhooks (payments/med/notifications.py) carry no deadline, so it is counted from `opened_at`, the
 # time the PSP reported the dispute; a PSP that closes earlier still wins, by its own notification.
 ANSWER_WINDOW = timedelta(days=7)
