@@ -15,12 +15,19 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import path
 from django.utils import formats, timezone
 from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from fiscal.ibscbs import SIMPLES_REGIMES, totals_brl
 from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
-from fiscal.selectors import correction_file_path, corrections_of_document, file_path
+from fiscal.selectors import (
+    correction_file_path,
+    corrections_of_document,
+    file_path,
+    return_note_file_path,
+    return_notes_of_document,
+)
 
 # A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
 _BLOCKED = Q(status=FiscalDocument.Status.REJECTED, sefaz_status="", sefaz_reason__startswith=BLOCKED_PREFIX)
@@ -140,7 +147,8 @@ class FiscalDocumentAdmin(_ReadOnly):
     # the order's technical id) are not for staff.
     fields = (
         "order_label", "status_words", "doc_type_words", "environment", "number", "series", "access_key", "protocol",
-        "sefaz_status", "sefaz_reason", "files", "ibs_cbs_words", "issued_at", "cancelled_at", "attempt", "provider",
+        "sefaz_status", "sefaz_reason", "files", "return_notes_words", "ibs_cbs_words", "issued_at", "cancelled_at",
+        "attempt", "provider",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -179,7 +187,31 @@ class FiscalDocumentAdmin(_ReadOnly):
             url = correction_file_path(document, letter, "xml")
             if url:
                 links.append((url, gettext("XML da carta de correção nº %(number)s") % {"number": letter.number}))
+        # The NF-e de devolução that reference this sale (goods the buyer sent back), with their files.
+        for note in return_notes_of_document(document):
+            for kind, label in (
+                ("danfe", gettext("DANFE da NF-e de devolução nº %(number)s")),
+                ("xml", gettext("XML da NF-e de devolução nº %(number)s")),
+            ):
+                url = return_note_file_path(document, note, kind)
+                if url:
+                    links.append((url, label % {"number": note.number}))
         return format_html_join(" · ", '<a href="{}">{}</a>', links) if links else "—"
+
+    @admin.display(description=_("NF-e de devolução"))
+    def return_notes_words(self, document: FiscalDocument) -> str:
+        """Each NF-e de devolução that references this sale, in staff words (its files are under "arquivos")."""
+        lines = []
+        for note in return_notes_of_document(document):
+            words = gettext("nº %(number)s (%(status)s)") % {
+                "number": note.number or "—", "status": note.get_status_display(),
+            }  # fmt: skip
+            if note.access_key:
+                words += " " + gettext("chave %(key)s") % {"key": note.access_key}
+            elif note.sefaz_reason:
+                words += f": {note.sefaz_reason}"
+            lines.append((words,))
+        return format_html_join(mark_safe("<br>"), "{}", lines) if lines else "—"
 
     @admin.display(description=_("totais do IBS/CBS"))
     def ibs_cbs_words(self, document: FiscalDocument) -> str:

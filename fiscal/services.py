@@ -771,7 +771,7 @@ def _apply_return(
         _changed(
             document, "return_note_authorized",
             f"NF-e de devolução nº {note.number} série {note.series} autorizada (devolução {note.return_ref}), "
-            f"chave {note.access_key}.",
+            f"chave {note.access_key}; referencia a NF-e de venda nº {document.number}, chave {document.access_key}.",
             return_id=note.return_ref, access_key=note.access_key,
         )  # fmt: skip
         return "return_authorized"
