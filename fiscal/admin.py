@@ -20,7 +20,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from fiscal.ibscbs import SIMPLES_REGIMES, totals_brl
-from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
+from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalReturnNote, FiscalWebhook
 from fiscal.selectors import (
     correction_file_path,
     corrections_of_document,
@@ -28,6 +28,7 @@ from fiscal.selectors import (
     return_note_file_path,
     return_notes_of_document,
 )
+from kernel.money import format_brl
 
 # A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
 _BLOCKED = Q(status=FiscalDocument.Status.REJECTED, sefaz_status="", sefaz_reason__startswith=BLOCKED_PREFIX)
@@ -234,6 +235,32 @@ class FiscalDocumentAdmin(_ReadOnly):
         response = StreamingHttpResponse(documents_csv_rows(documents), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="notas-fiscais-{timezone.localdate():%Y%m%d}.csv"'
         return response
+
+
+@admin.register(FiscalReturnNote)
+class FiscalReturnNoteAdmin(_ReadOnly):
+    """The NF-e de devolução (entrada) the shop issued for returned goods: the accountant's month, beside the sales'
+    notes; each one's files are on the sale's NF-e page and the order's NF-e box."""
+
+    list_display = ("note_label", "sale_label", "status", "sefaz_reason", "access_key", "issued_at", "total_words")
+    list_filter = ("status", "issued_at")
+    date_hierarchy = "issued_at"
+    search_fields = ("document__order_ref", "access_key", "document__access_key", "return_ref")
+    list_select_related = ("document",)
+
+    @admin.display(description=_("NF-e de devolução"), ordering="number")
+    def note_label(self, note: FiscalReturnNote) -> str:
+        return gettext("NF-e nº %(number)s") % {"number": note.number or "—"}
+
+    @admin.display(description=_("NF-e de venda"), ordering="document__number")
+    def sale_label(self, note: FiscalReturnNote) -> str:
+        sale = note.document
+        order = f"#{sale.order_number}" if sale.order_number else sale.order_ref
+        return gettext("NF-e nº %(number)s — pedido %(order)s") % {"number": sale.number or "—", "order": order}
+
+    @admin.display(description=_("valor total"), ordering="total_amount")
+    def total_words(self, note: FiscalReturnNote) -> str:
+        return format_brl(note.total_amount)
 
 
 @admin.register(FiscalJob)

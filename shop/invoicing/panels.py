@@ -111,7 +111,9 @@ def _corrections_context(request: HttpRequest, order: Order, document: FiscalDoc
 def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDocument | None) -> dict[str, Any]:
     """The order's received returns with their NF-e de devolução (status, number, chave, DANFE and XML) and, for a
     return whose goods have no note yet (or a rejected one) while the sale's note is authorized, the button that
-    issues it (to whom may issue notes)."""
+    issues it (to whom may issue notes). Two queries for an order with an NF-e; none without one."""
+    if document is None:
+        return {}  # a devolução references the sale's note: nothing to list or issue yet
     notes = {note.return_ref: note for note in return_notes_of_order(order.public_id)}
     returns = list(ReturnRequest.objects.filter(order=order, status__in=RETURN_RECEIVED).order_by("created_at", "id"))
     if not returns and not notes:

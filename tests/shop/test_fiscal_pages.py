@@ -542,6 +542,7 @@ def test_the_order_page_issues_the_nfe_de_devolucao_of_a_received_return(
     referencing the sale's chave), the box and the NF-e page list it with its DANFE and XML, and the timeline says
     so."""
     from fiscal.models import FiscalReturnNote
+    from kernel.money import format_brl
     from orders.models import OrderEvent
 
     order = paid_order()
@@ -591,6 +592,10 @@ def test_the_order_page_issues_the_nfe_de_devolucao_of_a_received_return(
     nfe_page = admin_client.get(f"/admin/fiscal/fiscaldocument/{sale.pk}/change/").content.decode()
     assert f'<a href="{xml_url}">XML da NF-e de devolução nº {note.number}</a>' in nfe_page
     assert f"nº {note.number} (Autorizada) chave {note.access_key}" in nfe_page
+    listed = admin_client.get("/admin/fiscal/fiscalreturnnote/").content.decode()  # the accountant's list
+    assert f"NF-e nº {note.number}" in listed and f"NF-e nº {sale.number} — pedido #{order.number}" in listed
+    assert format_brl(note.total_amount) in listed and note.access_key in listed
+    assert note.total_amount == 4290 + invoice["items"][0]["shipping_amount"]  # the unit and half the freight
     events = OrderEvent.objects.filter(order=order, kind__startswith="fiscal_return_note_")
     assert list(events.values_list("kind", "actor", "internal")) == [
         ("fiscal_return_note_requested", "admin", True),
