@@ -343,3 +343,11 @@ def test_the_nfe_de_devolucao_needs_the_nfe_permission(
     assert fiscal.post(url, form).status_code == 302
     assert FiscalJob.objects.filter(action="return").count() == 1
     assert OrderEvent.objects.filter(order=order, kind="fiscal_return_note_requested", actor="fiscal").exists()
+    # The Financeiro group reads the NF-e de devolução list (the accountant's month); Atendimento does not.
+    call_command("create_staff_groups", verbosity=0)
+    for group, status in (("Financeiro", 200), ("Atendimento", 403)):
+        member = User.objects.create_user(f"m-{group}", is_staff=True)
+        member.groups.add(Group.objects.get(name=group))
+        browser = Client()
+        browser.force_login(member)
+        assert browser.get("/admin/fiscal/fiscalreturnnote/").status_code == status
