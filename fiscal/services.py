@@ -253,12 +253,13 @@ def cancel_deadline(document: FiscalDocument) -> datetime | None:
 
 
 def after_window_advice(access_key: str) -> str:
-    """What staff do when the note can no longer be cancelled (the project issues no devolução NF-e itself)."""
+    """What staff do when the note can no longer be cancelled: no goods came back, so the devolução is the
+    accountant's (the shop issues one only for a received return, `document_request_return`)."""
     return gettext(
         "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
         "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e "
         "de entrada (devolução) referenciando a chave %(key)s e, em seguida, uma nova NF-e com os dados corretos. "
-        "Esta loja ainda não emite a NF-e de devolução por aqui."
+        "Por aqui a loja emite a NF-e de devolução só dos itens que voltaram (uma devolução recebida)."
     ) % {"key": access_key}
 
 

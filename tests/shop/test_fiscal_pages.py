@@ -365,7 +365,8 @@ def test_after_24_hours_the_order_page_says_what_the_accountant_does_instead(adm
         "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
         "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e "
         f"de entrada (devolução) referenciando a chave {document.access_key} e, em seguida, uma nova NF-e com os "
-        "dados corretos. Esta loja ainda não emite a NF-e de devolução por aqui."
+        "dados corretos. Por aqui a loja emite a NF-e de devolução só dos itens que voltaram (uma devolução "
+        "recebida)."
     )
     assert f'data-testid="fiscal-after-window">{advice}<' in page
     response = admin_client.post(
