@@ -22,6 +22,7 @@ urlpatterns = [
         name="shop_fiscal_cancel_reissue",
     ),
     path("admin/fiscal/<str:order_id>/correction/", fiscal_panels.correction_view, name="shop_fiscal_correction"),
+    path("admin/fiscal/<str:order_id>/return-note/", fiscal_panels.return_note_view, name="shop_fiscal_return_note"),
     path("admin/frete/<str:order_id>/comprar/", freight_panels.buy_view, name="shop_label_buy"),
     path("admin/frete/etiqueta/<str:label_id>/cancelar/", freight_panels.cancel_view, name="shop_label_cancel"),
     path("admin/frete/etiqueta/<str:label_id>/pdf/", freight_panels.pdf_view, name="shop_label_pdf"),

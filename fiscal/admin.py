@@ -15,12 +15,20 @@ from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import path
 from django.utils import formats, timezone
 from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from fiscal.ibscbs import SIMPLES_REGIMES, totals_brl
-from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalWebhook
-from fiscal.selectors import correction_file_path, corrections_of_document, file_path
+from fiscal.models import BLOCKED_PREFIX, FiscalDocument, FiscalJob, FiscalReturnNote, FiscalWebhook
+from fiscal.selectors import (
+    correction_file_path,
+    corrections_of_document,
+    file_path,
+    return_note_file_path,
+    return_notes_of_document,
+)
+from kernel.money import format_brl
 
 # A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
 _BLOCKED = Q(status=FiscalDocument.Status.REJECTED, sefaz_status="", sefaz_reason__startswith=BLOCKED_PREFIX)
@@ -140,7 +148,8 @@ class FiscalDocumentAdmin(_ReadOnly):
     # the order's technical id) are not for staff.
     fields = (
         "order_label", "status_words", "doc_type_words", "environment", "number", "series", "access_key", "protocol",
-        "sefaz_status", "sefaz_reason", "files", "ibs_cbs_words", "issued_at", "cancelled_at", "attempt", "provider",
+        "sefaz_status", "sefaz_reason", "files", "return_notes_words", "ibs_cbs_words", "issued_at", "cancelled_at",
+        "attempt", "provider",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -179,7 +188,31 @@ class FiscalDocumentAdmin(_ReadOnly):
             url = correction_file_path(document, letter, "xml")
             if url:
                 links.append((url, gettext("XML da carta de correção nº %(number)s") % {"number": letter.number}))
+        # The NF-e de devolução that reference this sale (goods the buyer sent back), with their files.
+        for note in return_notes_of_document(document):
+            for kind, label in (
+                ("danfe", gettext("DANFE da NF-e de devolução nº %(number)s")),
+                ("xml", gettext("XML da NF-e de devolução nº %(number)s")),
+            ):
+                url = return_note_file_path(document, note, kind)
+                if url:
+                    links.append((url, label % {"number": note.number}))
         return format_html_join(" · ", '<a href="{}">{}</a>', links) if links else "—"
+
+    @admin.display(description=_("NF-e de devolução"))
+    def return_notes_words(self, document: FiscalDocument) -> str:
+        """Each NF-e de devolução that references this sale, in staff words (its files are under "arquivos")."""
+        lines = []
+        for note in return_notes_of_document(document):
+            words = gettext("nº %(number)s (%(status)s)") % {
+                "number": note.number or "—", "status": note.get_status_display(),
+            }  # fmt: skip
+            if note.access_key:
+                words += " " + gettext("chave %(key)s") % {"key": note.access_key}
+            elif note.sefaz_reason:
+                words += f": {note.sefaz_reason}"
+            lines.append((words,))
+        return format_html_join(mark_safe("<br>"), "{}", lines) if lines else "—"
 
     @admin.display(description=_("totais do IBS/CBS"))
     def ibs_cbs_words(self, document: FiscalDocument) -> str:
@@ -202,6 +235,32 @@ class FiscalDocumentAdmin(_ReadOnly):
         response = StreamingHttpResponse(documents_csv_rows(documents), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="notas-fiscais-{timezone.localdate():%Y%m%d}.csv"'
         return response
+
+
+@admin.register(FiscalReturnNote)
+class FiscalReturnNoteAdmin(_ReadOnly):
+    """The NF-e de devolução (entrada) the shop issued for returned goods: the accountant's month, beside the sales'
+    notes; each one's files are on the sale's NF-e page and the order's NF-e box."""
+
+    list_display = ("note_label", "sale_label", "status", "sefaz_reason", "access_key", "issued_at", "total_words")
+    list_filter = ("status", "issued_at")
+    date_hierarchy = "issued_at"
+    search_fields = ("document__order_ref", "access_key", "document__access_key", "return_ref")
+    list_select_related = ("document",)
+
+    @admin.display(description=_("NF-e de devolução"), ordering="number")
+    def note_label(self, note: FiscalReturnNote) -> str:
+        return gettext("NF-e nº %(number)s") % {"number": note.number or "—"}
+
+    @admin.display(description=_("NF-e de venda"), ordering="document__number")
+    def sale_label(self, note: FiscalReturnNote) -> str:
+        sale = note.document
+        order = f"#{sale.order_number}" if sale.order_number else sale.order_ref
+        return gettext("NF-e nº %(number)s — pedido %(order)s") % {"number": sale.number or "—", "order": order}
+
+    @admin.display(description=_("valor total"), ordering="total_amount")
+    def total_words(self, note: FiscalReturnNote) -> str:
+        return format_brl(note.total_amount)
 
 
 @admin.register(FiscalJob)

@@ -112,6 +112,7 @@ class FiscalJob(models.Model):
         ISSUE = "issue", _("Emitir")
         CANCEL = "cancel", _("Cancelar")
         CORRECT = "correct", _("Carta de correção")
+        RETURN = "return", _("NF-e de devolução")
 
     class Status(models.TextChoices):
         PENDING = "pending", _("Pendente")  # to call (again) at `next_run_at`
@@ -183,6 +184,57 @@ class FiscalCorrection(models.Model):
 
     def __str__(self) -> str:
         return str(_("Carta de correção nº %(number)s (%(status)s)")) % {
+            "number": self.number or "—", "status": self.get_status_display(),
+        }  # fmt: skip
+
+
+class FiscalReturnNote(models.Model):
+    """The NF-e de devolução (entrada, finalidade 4) of goods a buyer sent back: issued by the shop, which sold to a
+    consumer (a non-contributor who issues no note), referencing the sale's note (refNFe) with the returned items
+    and quantities at the sale's values and taxes. One per received return (`return_ref`); a rejected one is asked
+    again under the next `attempt` (a new reference at the provider), like the sale's note."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pendente")
+        PROCESSING = "processing", _("Em processamento")
+        AUTHORIZED = "authorized", _("Autorizada")
+        REJECTED = "rejected", _("Rejeitada")
+
+    document = models.ForeignKey(
+        FiscalDocument, on_delete=models.CASCADE, related_name="return_notes", verbose_name=_("NF-e de venda")
+    )
+    return_ref = models.CharField(_("devolução"), max_length=40, unique=True)  # the return request's public id
+    attempt = models.PositiveIntegerField(_("tentativa"), default=1)
+    provider_ref = models.CharField(_("referência no emissor"), max_length=80, unique=True)
+    status = models.CharField(_("situação"), max_length=16, choices=Status.choices, default=Status.PENDING)
+    access_key = models.CharField(_("chave de acesso"), max_length=44, blank=True)
+    number = models.PositiveIntegerField(_("número"), null=True, blank=True)
+    series = models.PositiveIntegerField(_("série"), null=True, blank=True)
+    protocol = models.CharField(_("protocolo"), max_length=32, blank=True)
+    sefaz_status = models.CharField(_("código SEFAZ"), max_length=8, blank=True)
+    sefaz_reason = models.CharField(_("motivo SEFAZ"), max_length=500, blank=True)
+    xml = models.FileField(_("XML"), upload_to="fiscal/xml/", blank=True)
+    danfe = models.FileField(_("DANFE"), upload_to="fiscal/danfe/", blank=True)
+    quantities = models.JSONField(_("itens devolvidos"), default=dict)  # SKU → units, as asked
+    total_amount = models.BigIntegerField(_("valor total"), default=0)  # vNF in centavos, as asked
+    ibs_cbs_totals = models.JSONField(_("totais do IBS/CBS"), default=dict, blank=True)
+    requested_by = models.CharField(_("pedida por"), max_length=150, blank=True)
+    created_at = models.DateTimeField(_("pedida em"), auto_now_add=True)
+    issued_at = models.DateTimeField(_("autorizada em"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("NF-e de devolução")
+        verbose_name_plural = _("NF-e de devolução")
+        ordering = ["document", "created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(status="authorized") | models.Q(access_key__regex=r"^\d{44}$"),
+                name="fiscal_return_note_authorized_has_key",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return str(_("NF-e de devolução nº %(number)s (%(status)s)")) % {
             "number": self.number or "—", "status": self.get_status_display(),
         }  # fmt: skip
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from django.db.models.fields.files import FieldFile
 from django.urls import reverse
 
-from fiscal.models import BLOCKED_PREFIX, FiscalCorrection, FiscalDocument, FiscalJob
+from fiscal.models import BLOCKED_PREFIX, FiscalCorrection, FiscalDocument, FiscalJob, FiscalReturnNote
 from kernel.compiled import compiled
 
 
@@ -95,6 +95,46 @@ def correction_file_field(document: FiscalDocument, kind: str) -> tuple[FieldFil
     correction = document.corrections.filter(number=int(number), status=FiscalCorrection.Status.REGISTERED).first()
     field = None if correction is None else (correction.pdf if extension == "pdf" else correction.xml)
     return (field, extension) if field else None
+
+
+def return_notes_of_order(order_ref: str) -> list[FiscalReturnNote]:
+    """The order's NF-e de devolução, the first asked first, with the sale's note each references (one query)."""
+    return list(
+        FiscalReturnNote.objects.select_related("document").filter(document__order_ref=order_ref).order_by("id")
+    )
+
+
+def return_notes_of_document(document: FiscalDocument) -> list[FiscalReturnNote]:
+    """The NF-e de devolução that reference the sale's note `document` (one query)."""
+    return list(document.return_notes.order_by("id"))
+
+
+RETURN_KIND_PREFIX = "dev-"
+
+
+def return_note_file_path(document: FiscalDocument, note: FiscalReturnNote, kind: str) -> str:
+    """Relative URL of an authorized NF-e de devolução's DANFE ("danfe") or XML ("xml"), behind the sale's download
+    token (staff and the accountant reach it from the sale); "" while it has none."""
+    field = note.danfe if kind == "danfe" else note.xml
+    if not field or note.status != FiscalReturnNote.Status.AUTHORIZED:
+        return ""
+    return reverse(
+        "fiscal:file",
+        kwargs={"token": document.download_token, "kind": f"{RETURN_KIND_PREFIX}{note.return_ref}-{kind}"},
+    )
+
+
+def return_note_file_field(document: FiscalDocument, kind: str) -> tuple[FieldFile, FiscalReturnNote, str] | None:
+    """The file behind a devolução's kind ("dev-<return>-danfe" | "dev-<return>-xml"), its note and kind; None when
+    the kind is not a devolução's or the sale's note has no such authorized one."""
+    if not kind.startswith(RETURN_KIND_PREFIX):
+        return None
+    return_ref, _, file_kind = kind.removeprefix(RETURN_KIND_PREFIX).rpartition("-")
+    if file_kind not in ("danfe", "xml") or not return_ref:
+        return None
+    note = document.return_notes.filter(return_ref=return_ref, status=FiscalReturnNote.Status.AUTHORIZED).first()
+    field = None if note is None else (note.danfe if file_kind == "danfe" else note.xml)
+    return (field, note, file_kind) if field and note is not None else None
 
 
 def blocked_order_refs(*, order_refs: Iterable[str] | None = None, limit: int = 200) -> list[str]:

@@ -5,6 +5,7 @@ job runner calls the provider between two short transactions, never inside one.
     document_request_cancel (caller's txn)  cancel job when authorized less than 24 h ago
     document_request_cancel_reissue (caller's txn)  cancel job that, once the provider cancels, issues the next note
     document_request_correction (caller's txn)  a carta de correção (CC-e) and its job
+    document_request_return (caller's txn)  an NF-e de devolução (entrada) of returned goods and its job
     job_run                 (Celery)        lease the job → provider call → record the outcome
     webhook_store / webhook_process         inbox of provider notifications, applied once
 """
@@ -33,9 +34,11 @@ from fiscal.models import (
     FiscalCorrection,
     FiscalDocument,
     FiscalJob,
+    FiscalReturnNote,
     FiscalWebhook,
 )
 from fiscal.providers import CorrectionResult, FiscalProvider, ProviderResult, ProviderUnavailable, get_provider
+from fiscal.returns import return_invoice
 from fiscal.signals import document_changed
 from kernel.rows import insert_once
 from kernel.tasks import enqueue_on_commit
@@ -250,12 +253,13 @@ def cancel_deadline(document: FiscalDocument) -> datetime | None:
 
 
 def after_window_advice(access_key: str) -> str:
-    """What staff do when the note can no longer be cancelled (the project issues no devolução NF-e itself)."""
+    """What staff do when the note can no longer be cancelled: no goods came back, so the devolução is the
+    accountant's (the shop issues one only for a received return, `document_request_return`)."""
     return gettext(
         "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
         "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e "
         "de entrada (devolução) referenciando a chave %(key)s e, em seguida, uma nova NF-e com os dados corretos. "
-        "Esta loja ainda não emite a NF-e de devolução por aqui."
+        "Por aqui a loja emite a NF-e de devolução só dos itens que voltaram (uma devolução recebida)."
     ) % {"key": access_key}
 
 
@@ -358,6 +362,82 @@ def document_request_correction(*, order_ref: str, text: str, actor: str = "") -
     _changed(document, "correction_requested", f"Carta de correção enviada à SEFAZ: {cleaned}", sequence=sequence)
     _enqueue(job.pk)
     return correction
+
+
+class ReturnNoteRefused(Exception):
+    """Why an NF-e de devolução is not asked, in Portuguese for staff (nothing was written, nothing was sent)."""
+
+
+_RETURN_LIVE = (FiscalReturnNote.Status.PENDING, FiscalReturnNote.Status.PROCESSING, FiscalReturnNote.Status.AUTHORIZED)
+
+
+def document_request_return(
+    *, order_ref: str, return_ref: str, quantities: dict[str, int], actor: str = ""
+) -> FiscalReturnNote:
+    """Inside the caller's transaction (the order locked): ask the NF-e de devolução of a received return —
+    `quantities`: SKU → units that came back — referencing the order's authorized note, with the items at that
+    note's values and taxes (fiscal/returns.py). Once per return: asked again while it is pending, in flight or
+    authorized (a double click), the same note is returned; after a rejection it is asked again under the next
+    attempt (a new reference at the provider). Raises ReturnNoteRefused (in Portuguese) when it cannot be asked."""
+    document = _current_locked(order_ref)
+    if document is None or document.status != Status.AUTHORIZED:
+        raise ReturnNoteRefused(
+            gettext("Este pedido não tem NF-e de venda autorizada: não há nota a referenciar na NF-e de devolução.")
+        )
+    note = FiscalReturnNote.objects.select_for_update().filter(return_ref=return_ref).first()
+    if note is not None and note.status in _RETURN_LIVE:
+        return note
+    sale = (
+        FiscalJob.objects.filter(
+            document=document, action=FiscalJob.Action.ISSUE, key=f"{order_ref}:issue:{document.attempt}"
+        )
+        .values_list("payload", flat=True)
+        .first()
+    )
+    if not sale:
+        raise ReturnNoteRefused(
+            gettext("Os dados da NF-e de venda não foram encontrados: peça a devolução ao contador.")
+        )
+    already: dict[str, int] = {}
+    for taken in (
+        document.return_notes.filter(status__in=_RETURN_LIVE)
+        .exclude(return_ref=return_ref)
+        .values_list("quantities", flat=True)
+    ):
+        for sku, units in taken.items():
+            already[sku] = already.get(sku, 0) + int(units)
+    invoice, problems = return_invoice(sale, access_key=document.access_key, quantities=quantities, already=already)
+    if problems:
+        raise ReturnNoteRefused(
+            gettext("NF-e de devolução não emitida: %(problems)s.") % {"problems": "; ".join(problems)}
+        )
+    if note is None:
+        note = FiscalReturnNote.objects.create(
+            document=document, return_ref=return_ref, provider_ref=f"{return_ref}-1",
+            quantities=quantities, total_amount=invoice["total_amount"],
+            ibs_cbs_totals=invoice.get("ibs_cbs_totals") or {}, requested_by=(actor or "")[:150],
+        )  # fmt: skip
+    else:  # rejected: the provider keeps the rejected reference as it was
+        note.attempt += 1
+        note.provider_ref = f"{return_ref}-{note.attempt}"
+        note.status = FiscalReturnNote.Status.PENDING
+        note.sefaz_status, note.sefaz_reason = "", ""
+        note.quantities, note.total_amount = quantities, invoice["total_amount"]
+        note.ibs_cbs_totals = invoice.get("ibs_cbs_totals") or {}
+        note.requested_by = (actor or "")[:150]
+        note.save()
+    job = FiscalJob.objects.create(
+        key=f"{order_ref}:return:{return_ref}-{note.attempt}", document=document, action=FiscalJob.Action.RETURN,
+        next_run_at=timezone.now(), payload={"return_note": note.pk, "invoice": invoice},
+    )  # fmt: skip
+    _changed(
+        document, "return_note_requested",
+        f"Emissão da NF-e de devolução solicitada (devolução {return_ref}), referenciando a chave "
+        f"{document.access_key}.",
+        return_id=return_ref, attempt=note.attempt,
+    )  # fmt: skip
+    _enqueue(job.pk)
+    return note
 
 
 def _issue_replacement(cancelled: FiscalDocument, invoice: dict[str, Any]) -> FiscalDocument:
@@ -536,6 +616,8 @@ def job_run(*, job_id: int, provider: FiscalProvider | None = None) -> str:
     provider = provider or get_provider(document.environment)
     if job.action == FiscalJob.Action.CORRECT:
         return _run_correction(provider, job, document, mode)
+    if job.action == FiscalJob.Action.RETURN:
+        return _run_return_note(provider, job, document, mode)
     try:
         result = _call(provider, job, document, mode)
         files = _store_files(provider, document, result)
@@ -623,6 +705,96 @@ def _apply_correction(document: FiscalDocument, job: FiscalJob, result: Correcti
     return "correction_refused"
 
 
+def _run_return_note(provider: FiscalProvider, job: FiscalJob, document: FiscalDocument, mode: str) -> str:
+    """Outside any transaction: issue the NF-e de devolução — after a crash or a timeout, first ask the provider
+    for its reference, so a note it already has is recorded, never sent twice —, store its files, then record the
+    outcome in one short transaction."""
+    note = FiscalReturnNote.objects.filter(pk=job.payload.get("return_note")).first()
+    if note is None:
+        return _record(job.pk, document.pk, lambda locked, open_job: _apply_return(locked, open_job, None, None, {}))
+    try:
+        result = provider.status(ref=note.provider_ref) if mode == "poll" else None
+        if result is None:
+            result = provider.issue(ref=note.provider_ref, invoice=job.payload["invoice"])
+        files = _store_return_files(provider, note, result)
+    except ProviderUnavailable as exc:
+        return _retry_later(job, document, exc)
+    return _record(
+        job.pk, document.pk, lambda locked, open_job: _apply_return(locked, open_job, note.pk, result, files)
+    )
+
+
+def _store_return_files(provider: FiscalProvider, note: FiscalReturnNote, result: ProviderResult) -> dict[str, str]:
+    if result.status != "authorized" or not result.access_key or note.status == FiscalReturnNote.Status.AUTHORIZED:
+        return {}
+    names: dict[str, str] = {}
+    xml = _file(provider, result.xml, result.xml_path)
+    danfe = _file(provider, result.danfe, result.danfe_path)
+    if xml:
+        names["xml"] = default_storage.save(f"fiscal/xml/{result.access_key}-nfe.xml", ContentFile(xml))
+    if danfe:
+        names["danfe"] = default_storage.save(f"fiscal/danfe/{result.access_key}.pdf", ContentFile(danfe))
+    return names
+
+
+def _apply_return(
+    document: FiscalDocument,
+    job: FiscalJob | None,
+    note_id: int | None,
+    result: ProviderResult | None,
+    files: dict[str, str],
+) -> str:
+    """Inside the record transaction, the sale's document (and the job) locked."""
+    now = timezone.now()
+    note = FiscalReturnNote.objects.select_for_update().filter(pk=note_id).first() if note_id else None
+    if result is not None and result.status == "processing":
+        if job is not None:
+            job.status, job.next_run_at = FiscalJob.Status.WAITING, now + _poll_delay(job.attempts)
+            job.save(update_fields=["status", "next_run_at"])
+        if note is not None and note.status == FiscalReturnNote.Status.PENDING:
+            note.status = FiscalReturnNote.Status.PROCESSING
+            note.save(update_fields=["status"])
+        return "processing"
+    if job is not None:
+        job.status, job.finished_at, job.last_error = FiscalJob.Status.DONE, now, ""
+        job.save(update_fields=["status", "finished_at", "last_error"])
+    open_states = (FiscalReturnNote.Status.PENDING, FiscalReturnNote.Status.PROCESSING)
+    if note is None or result is None or note.status not in open_states:
+        return "unchanged"  # a late or repeated answer about a note already recorded
+    if result.status == "authorized" and is_valid(result.access_key):
+        note.status, note.access_key = FiscalReturnNote.Status.AUTHORIZED, result.access_key
+        note.number, note.series, note.protocol = result.number, result.series, result.protocol
+        note.sefaz_status, note.sefaz_reason = result.sefaz_status, result.sefaz_reason
+        note.issued_at = result.issued_at or now
+        note.xml.name = files.get("xml", note.xml.name)
+        note.danfe.name = files.get("danfe", note.danfe.name)
+        note.save()
+        _changed(
+            document, "return_note_authorized",
+            f"NF-e de devolução nº {note.number} série {note.series} autorizada (devolução {note.return_ref}), "
+            f"chave {note.access_key}; referencia a NF-e de venda nº {document.number}, chave {document.access_key}.",
+            return_id=note.return_ref, access_key=note.access_key,
+        )  # fmt: skip
+        return "return_authorized"
+    note.status = FiscalReturnNote.Status.REJECTED
+    if result.status == "authorized":  # an answer with a key that is not one
+        note.sefaz_status, note.sefaz_reason = (
+            "",
+            f"Chave de acesso inválida devolvida pelo emissor: {result.access_key!r}",
+        )
+    else:
+        note.sefaz_status, note.sefaz_reason = result.sefaz_status, result.sefaz_reason
+    note.sefaz_reason = note.sefaz_reason[:500]
+    note.save()
+    code = f" ({note.sefaz_status})" if note.sefaz_status else ""
+    _changed(
+        document, "return_note_rejected",
+        f"NF-e de devolução rejeitada pela SEFAZ{code}: {note.sefaz_reason} Corrija e emita de novo.",
+        return_id=note.return_ref, sefaz_status=note.sefaz_status,
+    )  # fmt: skip
+    return "return_rejected"
+
+
 def jobs_due(*, limit: int = 100) -> list[int]:
     return list(
         FiscalJob.objects.filter(
@@ -652,6 +824,10 @@ def webhook_process(*, webhook_id: int, provider: FiscalProvider | None = None) 
     if row is None:
         return "skipped"
     document = FiscalDocument.objects.filter(provider_ref=row.provider_ref).first()
+    if document is None:
+        note = FiscalReturnNote.objects.select_related("document").filter(provider_ref=row.provider_ref).first()
+        if note is not None:
+            return _webhook_return(row, note, provider or get_provider(note.document.environment))
     provider = provider or get_provider(document.environment if document else "homologacao")
     if document is None:
         FiscalWebhook.objects.filter(pk=row.pk).update(processed_at=timezone.now())
@@ -676,6 +852,32 @@ def webhook_process(*, webhook_id: int, provider: FiscalProvider | None = None) 
             .first()
         )
         outcome = _apply(document, job, result, files)
+        locked_row.processed_at = timezone.now()
+        locked_row.save(update_fields=["processed_at"])
+    return outcome
+
+
+def _webhook_return(row: FiscalWebhook, note: FiscalReturnNote, provider: FiscalProvider) -> str:
+    """The provider's notification about an NF-e de devolução: applied like the poll's answer, once."""
+    try:
+        result = provider.result_from_webhook(body=row.body)
+        files = _store_return_files(provider, note, result)  # outside the transaction
+    except ProviderUnavailable:
+        logger.warning("fiscal webhook %s could not be applied yet", row.pk, exc_info=True)
+        return "retry"
+    with transaction.atomic():
+        locked_row = FiscalWebhook.objects.select_for_update().filter(pk=row.pk, processed_at__isnull=True).first()
+        if locked_row is None:
+            return "skipped"
+        document = FiscalDocument.objects.select_for_update().get(pk=note.document_id)
+        job = (
+            FiscalJob.objects.select_for_update()
+            .filter(document=document, action=FiscalJob.Action.RETURN, payload__return_note=note.pk)
+            .exclude(status=FiscalJob.Status.DONE)
+            .order_by("-id")
+            .first()
+        )
+        outcome = _apply_return(document, job, note.pk, result, files)
         locked_row.processed_at = timezone.now()
         locked_row.save(update_fields=["processed_at"])
     return outcome

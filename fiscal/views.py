@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from fiscal.models import FiscalDocument
 from fiscal.providers import WebhookRejected, get_provider
-from fiscal.selectors import correction_file_field, document_file_field
+from fiscal.selectors import RETURN_KIND_PREFIX, correction_file_field, document_file_field, return_note_file_field
 from fiscal.services import webhook_store
 
 MAX_BODY = 256 * 1024
@@ -41,7 +41,16 @@ def document_file(request: HttpRequest, token: str, kind: str) -> FileResponse:
             filename=f"nfe-{document.access_key}-{kind.removesuffix('-' + extension)}.{extension}",
             content_type="application/pdf" if extension == "pdf" else "application/xml",
         )  # fmt: skip
-    field = None if document is None or kind.startswith("cce-") else document_file_field(document, kind)
+    devolution = None if document is None else return_note_file_field(document, kind)
+    if devolution is not None:  # an NF-e de devolução that references this sale: its DANFE or its XML
+        field, note, file_kind = devolution
+        danfe = file_kind == "danfe"
+        return FileResponse(
+            field.open("rb"), as_attachment=not danfe, filename=f"nfe-{note.access_key}.{'pdf' if danfe else 'xml'}",
+            content_type="application/pdf" if danfe else "application/xml",
+        )  # fmt: skip
+    special = kind.startswith(("cce-", RETURN_KIND_PREFIX))
+    field = None if document is None or special else document_file_field(document, kind)
     if document is None or not field:
         raise Http404("documento fiscal não encontrado")
     extension, content_type = ("pdf", "application/pdf") if kind == "danfe" else ("xml", "application/xml")

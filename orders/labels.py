@@ -190,6 +190,9 @@ TIMELINE_KINDS = {
     "fiscal_corrected": gettext_lazy("Carta de correção registrada"),
     "fiscal_correction_refused": gettext_lazy("Carta de correção recusada"),
     "fiscal_return_note": gettext_lazy("NF-e de devolução a emitir"),
+    "fiscal_return_note_requested": gettext_lazy("NF-e de devolução solicitada"),
+    "fiscal_return_note_authorized": gettext_lazy("NF-e de devolução autorizada"),
+    "fiscal_return_note_rejected": gettext_lazy("NF-e de devolução rejeitada"),
 }
 
 

@@ -97,6 +97,12 @@ def nfe_xml(
     for tag, value in (("mod", "55"), ("serie", str(series)), ("nNF", str(number)), ("dhEmi", at.isoformat())):
         ET.SubElement(ide, f"{{{NFE_NS}}}{tag}").text = value
     ET.SubElement(ide, f"{{{NFE_NS}}}tpAmb").text = "1" if invoice.get("environment") == "producao" else "2"
+    devolution = invoice.get("purpose") == "return"  # NF-e de devolução: entrada, finalidade 4, the sale referenced
+    ET.SubElement(ide, f"{{{NFE_NS}}}natOp").text = str(invoice.get("operation") or "Venda de mercadoria")
+    ET.SubElement(ide, f"{{{NFE_NS}}}tpNF").text = "0" if devolution else "1"
+    ET.SubElement(ide, f"{{{NFE_NS}}}finNFe").text = "4" if devolution else "1"
+    for key in invoice.get("referenced_keys") or []:
+        ET.SubElement(ET.SubElement(ide, f"{{{NFE_NS}}}NFref"), f"{{{NFE_NS}}}refNFe").text = str(key)
     emit = ET.SubElement(inf, f"{{{NFE_NS}}}emit")
     ET.SubElement(emit, f"{{{NFE_NS}}}CNPJ").text = str(issuer.get("cnpj", ""))
     ET.SubElement(emit, f"{{{NFE_NS}}}xNome").text = str(issuer.get("legal_name", ""))

@@ -10,6 +10,10 @@
   `status` autorizado (with `numero_carta_correcao`, `caminho_xml_carta_correcao`, `caminho_pdf_carta_correcao`)
   or erro_autorizacao with the SEFAZ's `status_sefaz`/`mensagem_sefaz`; `GET /v2/nfe/REF` names the last letter
   with the same three fields (https://focusnfe.com.br/doc/#nfe_carta-de-correcao-eletronica).
+- NF-e de devolução (https://focusnfe.com.br/blog/como-criar-uma-nf-e-tipo-devolucao): the same `POST /v2/nfe?ref=`
+  with `tipo_documento` 0 (entrada), `finalidade_emissao` 4 (devolução), `notas_referenciadas` as an array of
+  `{"chave_nfe": …}` (the sale's note) and the items' CFOP of the devolução (1202/2202); polled and notified like
+  any note.
 - IBS/CBS of the tax reform (`fiscal/ibscbs.py`; Focus's guide https://focusnfe.com.br/guides/reforma-tributaria/
   and its field table https://campos.focusnfe.com.br/nfe/NotaFiscalXML.html): per item `ibs_cbs_situacao_tributaria`
   (CST, UB13), `ibs_cbs_classificacao_tributaria` (cClassTrib, UB14), `ibs_cbs_base_calculo` (vBC, UB16),
@@ -109,11 +113,17 @@ def focus_body(invoice: dict[str, Any]) -> dict[str, Any]:
     address = recipient.get("address", {})
     tax_id = str(recipient.get("tax_id", ""))
     simples = issuer.get("tax_regime") in ("simples", "simples_excesso", "mei")
+    devolution = invoice.get("purpose") == "return"
     body: dict[str, Any] = {
-        "natureza_operacao": "Venda de mercadoria",
+        "natureza_operacao": invoice.get("operation") or "Venda de mercadoria",
         "data_emissao": invoice["issued_at"],
-        "tipo_documento": 1,
-        "finalidade_emissao": 1,
+        "tipo_documento": 0 if devolution else 1,  # 0: entrada (the goods come back), 1: saída
+        "finalidade_emissao": 4 if devolution else 1,  # 4: devolução de mercadoria, 1: normal
+        **(
+            {"notas_referenciadas": [{"chave_nfe": key} for key in invoice.get("referenced_keys") or []]}
+            if devolution
+            else {}
+        ),
         "consumidor_final": 1,
         "presenca_comprador": 2,  # operação não presencial, pela internet
         "cnpj_emitente": issuer["cnpj"],

@@ -24,22 +24,24 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from fiscal.models import CANCEL_WINDOW, FiscalCorrection, FiscalDocument, FiscalJob
+from fiscal.models import CANCEL_WINDOW, FiscalCorrection, FiscalDocument, FiscalJob, FiscalReturnNote
 from fiscal.selectors import blocked_order_refs
 from fiscal.services import (
     CancelReissueRefused,
     CorrectionRefused,
+    ReturnNoteRefused,
     document_block_once,
     document_request_cancel,
     document_request_cancel_reissue,
     document_request_correction,
     document_request_issue,
+    document_request_return,
 )
 from kernel.compiled import compiled
 from kernel.rows import unchanged
 from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderNotFound
-from orders.models import Order, OrderStatus, PaymentStatus
+from orders.models import Order, OrderStatus, PaymentStatus, ReturnRequest, ReturnStatus
 from orders.services import order_event_record, order_event_row
 from shop.invoicing.invoice import build_invoice
 
@@ -114,6 +116,50 @@ def fiscal_correct(*, order_id: str, text: str, actor: str = "") -> FiscalCorrec
     tokens = (_LOCKED.set(order), _ACTOR.set(actor[:150]))  # the timeline events need no second lock
     try:
         return document_request_correction(order_ref=order.public_id, text=text, actor=actor)
+    finally:
+        _ACTOR.reset(tokens[1])
+        _LOCKED.reset(tokens[0])
+
+
+# A return whose items came back (received, and then refunded or not): its goods can enter by an NF-e de devolução.
+RETURN_RECEIVED = (
+    ReturnStatus.RECEIVED,
+    ReturnStatus.REFUND_PENDING,
+    ReturnStatus.REFUNDED,
+    ReturnStatus.REFUND_FAILED,
+)
+
+
+@transaction.atomic
+def fiscal_issue_return_note(*, order_id: str, return_id: str, actor: str = "") -> FiscalReturnNote:
+    """Admin: the NF-e de devolução (entrada) of a received return of the order, referencing its authorized NF-e
+    with the units that came back (`fiscal.services.document_request_return`); the provider call runs later, in the
+    fiscal job. Once per return (a double click returns the same note; a rejected one is asked again). Raises
+    OrderNotFound, or ReturnNoteRefused with the reason in Portuguese (nothing written)."""
+    order = Order.objects.select_for_update().filter(public_id=order_id).first()
+    if order is None:
+        raise OrderNotFound("order_id")
+    request = ReturnRequest.objects.filter(order=order, public_id=return_id).first()
+    if request is None:
+        raise ReturnNoteRefused(gettext("Devolução não encontrada neste pedido."))
+    if request.status not in RETURN_RECEIVED:
+        raise ReturnNoteRefused(
+            gettext(
+                "A NF-e de devolução registra a entrada dos itens: marque antes a devolução como recebida (“Itens "
+                "recebidos”)."
+            )
+        )
+    skus = dict(order.lines.values_list("public_id", "sku"))
+    quantities: dict[str, int] = {}
+    for item in request.line_items:
+        sku = skus.get(str(item.get("id")))
+        if sku:
+            quantities[sku] = quantities.get(sku, 0) + int(item.get("quantity") or 0)
+    tokens = (_LOCKED.set(order), _ACTOR.set(actor[:150]))  # the timeline events need no second lock
+    try:
+        return document_request_return(
+            order_ref=order.public_id, return_ref=request.public_id, quantities=quantities, actor=actor
+        )
     finally:
         _ACTOR.reset(tokens[1])
         _LOCKED.reset(tokens[0])

@@ -1,5 +1,5 @@
 """The NF-e boxes on the order pages (`ORDERS_ADMIN_PANELS`, `ORDERS_PERMALINK_PANELS`) and the admin's
-re-issue and cancel-and-reissue actions behind their buttons."""
+re-issue, cancel-and-reissue, carta de correção and NF-e de devolução actions behind their buttons."""
 
 from __future__ import annotations
 
@@ -17,7 +17,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from fiscal.ibscbs import totals_brl
-from fiscal.models import CORRECTION_LIMIT, CORRECTION_MAX, FiscalCorrection, FiscalDocument, FiscalJob
+from fiscal.models import (
+    CORRECTION_LIMIT,
+    CORRECTION_MAX,
+    FiscalCorrection,
+    FiscalDocument,
+    FiscalJob,
+    FiscalReturnNote,
+)
 from fiscal.selectors import (
     cancel_in_flight,
     correction_file_path,
@@ -25,17 +32,26 @@ from fiscal.selectors import (
     document_for_order,
     documents_of_order,
     file_path,
+    return_note_file_path,
+    return_notes_of_order,
 )
 from fiscal.services import (
     JUSTIFICATION_MAX,
     CancelReissueRefused,
     CorrectionRefused,
+    ReturnNoteRefused,
     after_window_advice,
     cancel_deadline,
 )
 from orders.errors import OrderNotFound
-from orders.models import Order, OrderStatus
-from shop.invoicing.lifecycle import fiscal_cancel_and_reissue, fiscal_correct, fiscal_reissue
+from orders.models import Order, OrderStatus, ReturnRequest
+from shop.invoicing.lifecycle import (
+    RETURN_RECEIVED,
+    fiscal_cancel_and_reissue,
+    fiscal_correct,
+    fiscal_issue_return_note,
+    fiscal_reissue,
+)
 
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
 # Issuing or re-issuing an NF-e, from the order page's button or the NF-e list's bulk action.
@@ -92,6 +108,41 @@ def _corrections_context(request: HttpRequest, order: Order, document: FiscalDoc
     }
 
 
+def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDocument | None) -> dict[str, Any]:
+    """The order's received returns with their NF-e de devolução (status, number, chave, DANFE and XML) and, for a
+    return whose goods have no note yet (or a rejected one) while the sale's note is authorized, the button that
+    issues it (to whom may issue notes). Two queries for an order with an NF-e; none without one."""
+    if document is None:
+        return {}  # a devolução references the sale's note: nothing to list or issue yet
+    notes = {note.return_ref: note for note in return_notes_of_order(order.public_id)}
+    returns = list(ReturnRequest.objects.filter(order=order, status__in=RETURN_RECEIVED).order_by("created_at", "id"))
+    if not returns and not notes:
+        return {}
+    titles = dict(order.lines.values_list("public_id", "title"))
+    issuable = (
+        document is not None
+        and document.status == FiscalDocument.Status.AUTHORIZED
+        and request.user.has_perm(ISSUE_PERMISSION)
+    )
+    entries = []
+    for ret in returns:
+        note = notes.get(ret.public_id)
+        entries.append(
+            {
+                "return_id": ret.public_id,
+                "items": ", ".join(
+                    f"{int(item.get('quantity') or 0)} × {titles.get(str(item.get('id')), item.get('id'))}"
+                    for item in ret.line_items
+                ),
+                "note": note,
+                "danfe_url": return_note_file_path(note.document, note, "danfe") if note else "",
+                "xml_url": return_note_file_path(note.document, note, "xml") if note else "",
+                "can_issue": issuable and (note is None or note.status == FiscalReturnNote.Status.REJECTED),
+            }
+        )
+    return {"return_notes": entries, "return_note_url": reverse("shop_fiscal_return_note", args=[order.public_id])}
+
+
 def _file_urls(document: FiscalDocument) -> dict[str, str]:
     """The note's DANFE, XML and cancellation XML download URLs ("" while it has none)."""
     return {
@@ -116,6 +167,7 @@ def admin_panel(request: HttpRequest, order: Order) -> str:
             "earlier": [{"document": earlier, **_file_urls(earlier)} for earlier in documents[1:]],
             **_cancel_reissue_context(request, order, document),
             **_corrections_context(request, order, document),
+            **_return_notes_context(request, order, document),
             **(_file_urls(document) if document else {}),
             "last_error": job.last_error if job and job.status != FiscalJob.Status.DONE else "",
             "ibs_cbs": totals_brl(document.ibs_cbs_totals) if document else None,
@@ -216,3 +268,22 @@ def correction_view(request: HttpRequest, order_id: str) -> HttpResponse:
         )
 
     return _nfe_action(request, order_id, run, CorrectionRefused)
+
+
+@staff_member_required
+@require_POST
+def return_note_view(request: HttpRequest, order_id: str) -> HttpResponse:
+    """The order page's "Emitir NF-e de devolução" of a received return (its id is the button's value)."""
+
+    def run() -> str:
+        note = fiscal_issue_return_note(
+            order_id=order_id, return_id=request.POST.get("nfe_devolucao", ""), actor=request.user.get_username()
+        )
+        if note.status == FiscalReturnNote.Status.AUTHORIZED:
+            return _("NF-e de devolução nº %(number)s já autorizada para esta devolução.") % {"number": note.number}
+        return _(
+            "Emissão da NF-e de devolução solicitada. A resposta da SEFAZ aparece no quadro da NF-e e na linha do "
+            "tempo do pedido em instantes."
+        )
+
+    return _nfe_action(request, order_id, run, ReturnNoteRefused)

@@ -179,6 +179,54 @@ def test_on_a_phone_staff_send_a_correction_letter_and_the_next_starts_from_it(
     assert FiscalDocument.objects.get(order_ref=order.public_id).corrections.get().status == "registered"
 
 
+@pytest.mark.e2e
+@needs_chromium
+def test_on_a_phone_staff_issue_the_nfe_de_devolucao_of_a_received_return(
+    live_server,
+    transactional_db,
+    fiscal_store,  # noqa: F811
+) -> None:
+    """360 px wide: the received return's "Emitir NF-e de devolução" posts the order's form, the fiscal job (eager
+    here) issues the note of entrada, and its line — number, 44-digit chave, DANFE and XML — fits the phone."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from orders.services import (
+        order_mark_delivered,
+        order_ship,
+        return_request_approve,
+        return_request_create,
+        return_request_receive,
+    )
+    from orders.types import LineQuantity
+
+    order = authorized_order()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    asked = return_request_create(
+        order_id=order.public_id, lines=[LineQuantity(order.lines.get().public_id, 1)], reason_code="changed_mind"
+    )
+    return_request_approve(return_id=asked.public_id)
+    return_request_receive(return_id=asked.public_id)
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
+            expect(page.get_by_test_id("fiscal-return-note")).to_contain_text("sem NF-e de devolução")
+            page.get_by_test_id("fiscal-return-note-button").click()
+            expect(page.locator("ul.messagelist")).to_contain_text("Emissão da NF-e de devolução solicitada.")
+            page.reload()
+            expect(page.get_by_test_id("fiscal-return-note")).to_contain_text("autorizada, chave")
+            expect(page.get_by_test_id("fiscal-return-note").get_by_role("link", name="DANFE (PDF)")).to_be_visible()
+            fits, wide = fits_a_phone(page)
+            assert fits, wide
+        finally:
+            browser.close()
+    sale = FiscalDocument.objects.get(order_ref=order.public_id)
+    assert sale.return_notes.get().status == "authorized"
+
+
 # The elements that stick out of a phone's screen (what makes the page scroll sideways), for the failure message.
 WIDER_THAN_SCREEN = """() => [...document.querySelectorAll('body *')]
     .filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5 && e.closest('.results') === null)

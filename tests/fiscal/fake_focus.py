@@ -28,6 +28,18 @@ Carta de correção, in the shape of https://focusnfe.com.br/doc/#nfe_carta-de-c
 `numero_carta_correcao` (the note's next nSeqEvento) and `caminho_xml_carta_correcao`/`caminho_pdf_carta_correcao`;
 from then on `GET /v2/nfe/REF` names that last letter with the same fields. `correction_refusals` makes the SEFAZ
 refuse a ref's letters ("erro_autorizacao", the note unchanged); a note not authorized answers 422.
+
+NF-e de devolução, in the shape of Focus NFe's guide https://focusnfe.com.br/blog/como-criar-uma-nf-e-tipo-devolucao
+(and the field table https://campos.focusnfe.com.br/nfe/NotaFiscalXML.html: tpNF, finNFe, NFref/refNFe): the same
+`POST /v2/nfe?ref=REF` with `tipo_documento` 0 (entrada), `finalidade_emissao` 4 (devolução) and
+`notas_referenciadas`, which Focus takes only as an array of `{"chave_nfe": "<44 digits>"}` (an object is refused
+before the SEFAZ: HTTP 422 `requisicao_invalida`). Checked like the SEFAZ when the note is next read: a devolução
+without a referenced NF-e is rejection 321, a reference to a note this fake never authorized is rejection 267 (the
+fake's choice: the SEFAZ's "NF-e referenciada inexistente" family); an item CFOP of saída (5/6/7xxx) on a note of
+entrada is 519 and one of entrada on a note of saída 518; on a note of entrada a CFOP 1xxx with the buyer in another
+UF is 524 and a 2xxx with the buyer in the shop's UF 523 (codes as remembered from the MOC's rules, not checked
+against the tables).
+`devolutions` lists each authorized devolução's ref with the keys it referenced.
 """
 
 from __future__ import annotations
@@ -118,6 +130,29 @@ def ibs_cbs_rejection(body: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+def devolution_rejection(body: dict[str, Any], authorized_keys: set[str]) -> tuple[str, str] | None:
+    """(status_sefaz, mensagem) the SEFAZ would answer about a note's type, purpose, references and CFOPs."""
+    entrada = str(body.get("tipo_documento")) == "0"
+    referenced = [str(ref.get("chave_nfe", "")) for ref in body.get("notas_referenciadas") or []]
+    if str(body.get("finalidade_emissao")) == "4":
+        if not referenced:
+            return "321", "Rejeição: NF-e de devolução de mercadoria não possui documento fiscal referenciado"
+        if any(key not in authorized_keys for key in referenced):
+            return "267", "Rejeição: NF-e referenciada inexistente"
+    for item in body.get("items") or []:
+        cfop = str(item.get("cfop", ""))
+        if entrada and cfop[:1] not in ("1", "2", "3"):
+            return "519", "Rejeição: CFOP de saída para NF-e de entrada"
+        if not entrada and cfop[:1] in ("1", "2", "3"):
+            return "518", "Rejeição: CFOP de entrada para NF-e de saída"
+        interstate = str(body.get("local_destino")) == "2"
+        if entrada and cfop[:1] == "1" and interstate:
+            return "524", "Rejeição: CFOP de Operação Estadual e UF emitente difere UF destinatário"
+        if entrada and cfop[:1] == "2" and not interstate:
+            return "523", "Rejeição: CFOP não é de Operação Estadual e UF emitente igual a UF destinatário"
+    return None
+
+
 @dataclass
 class FakeFocusState:
     mode: str = "authorize"
@@ -130,6 +165,7 @@ class FakeFocusState:
     cancel_bodies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # ref → every DELETE body
     corrections: dict[str, list[str]] = field(default_factory=dict)  # ref → the texts of its registered letters
     correction_refusals: dict[str, tuple[str, str]] = field(default_factory=dict)  # ref → (status_sefaz, mensagem)
+    devolutions: dict[str, list[str]] = field(default_factory=dict)  # ref of an authorized devolução → keys it refers
     number: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -211,8 +247,14 @@ class Handler(BaseHTTPRequestHandler):
                 ref = parse_qs(url.query).get("ref", [""])[0]
                 if ref in state.notes:
                     return self._send(422, {"codigo": "already_processed", "mensagem": "Nota fiscal já autorizada"})
+                if "notas_referenciadas" in body and not isinstance(body["notas_referenciadas"], list):
+                    return self._send(
+                        422, {"codigo": "requisicao_invalida", "mensagem": "notas_referenciadas deve ser um array"}
+                    )
                 state.bodies[ref] = body
-                rejection = ibs_cbs_rejection(body)
+                keys = {str(note.get("chave_nfe", "")).removeprefix("NFe") for note in state.notes.values()
+                        if note.get("status") == "autorizado"}  # fmt: skip
+                rejection = devolution_rejection(body, keys) or ibs_cbs_rejection(body)
                 if rejection is not None:
                     state.sefaz_rejections[ref] = rejection
                 state.notes[ref] = {"cnpj_emitente": CNPJ, "ref": ref, "status": "processando_autorizacao"}
@@ -228,6 +270,9 @@ class Handler(BaseHTTPRequestHandler):
                 if note["status"] == "processando_autorizacao" and state.mode in ("authorize", "reject"):
                     authorize = state.mode == "authorize" and ref not in state.sefaz_rejections
                     state.notes[ref] = state.authorized_body(ref) if authorize else state.rejected_body(ref)
+                    sent = state.bodies.get(ref) or {}
+                    if authorize and str(sent.get("finalidade_emissao")) == "4":
+                        state.devolutions[ref] = [n["chave_nfe"] for n in sent.get("notas_referenciadas") or []]
                 return self._send(200, state.notes[ref])
             if method == "DELETE":
                 return self._cancel(ref, note, body if isinstance(body, dict) else {})

@@ -461,3 +461,211 @@ def test_a_correction_is_refused_before_any_call_when_the_sefaz_would_refuse_it(
     assert [r for r in state.requests if r[1].endswith("/carta_correcao")] == [
         ("POST", "/v2/nfe/order_test-1/carta_correcao")
     ]
+
+
+# --- NF-e de devolução: the goods of an authorized sale come back; the shop issues the note of entrada
+# (finalidade 4) that references the sale's chave, with the returned units at the sale's values and taxes.
+
+RETURN_RATES = (9000, 1000, 0)  # CBS 0,9 %, IBS UF 0,1 %, IBS Mun 0 % (ten-thousandths of a percent)
+
+
+def _sale_invoice(state: str = "SP") -> dict:
+    """A normal-regime sale of 3 camisetas and 1 caneca, with freight, a discount and IBS/CBS per item."""
+    from fiscal import ibscbs
+    from tests.fiscal.helpers import invoice
+
+    rates = ibscbs.Rates(*RETURN_RATES)
+    body = invoice()
+    body["issuer"] = {**body["issuer"], "tax_regime": "normal"}
+    body["recipient"] = {**body["recipient"], "address": {**body["recipient"]["address"], "state": state}}
+    cfop = "5102" if state == "SP" else "6102"
+    items = []
+    for sku, description, quantity, unit_price, freight, discount in (
+        ("CAM-P", "Camiseta P", 3, 4990, 1000, 300),
+        ("CAN-M", "Caneca M", 1, 2500, 500, 0),
+    ):
+        total = unit_price * quantity
+        base = ibscbs.item_base(total=total, freight=freight, discount=discount)
+        items.append({
+            "sku": sku, "description": description, "ncm": "61091000", "cfop": cfop, "origin": "0", "unit": "UN",
+            "quantity": quantity, "unit_price": unit_price, "total": total, "shipping_amount": freight,
+            "discount_amount": discount, "icms_cst": "00", "pis_cst": "07", "cofins_cst": "07",
+            "ibs_cbs": ibscbs.item_group(cst="000", class_code="000001", base=base, rates=rates),
+        })  # fmt: skip
+    body.update(items=items, shipping_amount=1500, discount_amount=300, total_amount=14970 + 2500 + 1500 - 300)
+    body["ibs_cbs_totals"] = ibscbs.totals([item["ibs_cbs"] for item in items])
+    return body
+
+
+def _authorized_sale(provider: FocusNFeProvider, state: str = "SP") -> FiscalDocument:
+    request_issue()
+    FiscalJob.objects.update(payload=_sale_invoice(state))
+    _run(provider)
+    assert _run(provider) == "authorized"
+    return FiscalDocument.objects.get()
+
+
+def _ask_return(quantities: dict[str, int], return_ref: str = "ret_a") -> object:
+    from django.db import transaction
+
+    from fiscal.services import document_request_return
+
+    with transaction.atomic():
+        return document_request_return(
+            order_ref="order_test", return_ref=return_ref, quantities=quantities, actor="fiscal"
+        )
+
+
+def test_a_return_note_is_an_entrada_of_finalidade_4_referencing_the_sale_with_its_values(focus) -> None:
+    """One of three camisetas comes back: the body POSTed to Focus is an NF-e de entrada (tipo 0), finalidade 4,
+    "Devolução de venda", CFOP 1202 (buyer in the shop's UF), `notas_referenciadas` = [the sale's chave], the item
+    at the sale's unit price with a third of its freight and discount shares and its IBS/CBS on that base; the
+    note's number, chave, XML and DANFE are kept."""
+    from fiscal.models import FiscalReturnNote
+
+    provider, state = focus
+    sale = _authorized_sale(provider)
+    note = _ask_return({"CAM-P": 1})
+    assert _ask_return({"CAM-P": 1}).pk == note.pk  # a double click asks nothing more
+    job = FiscalJob.objects.get(action="return")
+    assert job.key == "order_test:return:ret_a-1"
+
+    assert _run(provider) == "processing"  # POST /v2/nfe?ref=ret_a-1
+    sent = state.bodies["ret_a-1"]
+    assert (sent["tipo_documento"], sent["finalidade_emissao"], sent["natureza_operacao"]) == (
+        0,
+        4,
+        "Devolução de venda",
+    )
+    assert sent["notas_referenciadas"] == [{"chave_nfe": sale.access_key}]
+    assert (sent["cpf_destinatario"], sent["local_destino"]) == ("52998224725", 1)
+    (item,) = sent["items"]
+    # 1 of 3: freight 10,00 → 3,33, discount 3,00 → 1,00; base 49,90 + 3,33 − 1,00 = 52,23;
+    # IBS UF 52,23 × 0,1 % = 0,05, CBS 52,23 × 0,9 % = 0,47.
+    assert {key: item[key] for key in (
+        "codigo_produto", "cfop", "quantidade_comercial", "valor_unitario_comercial", "valor_bruto", "valor_frete",
+        "valor_desconto", "icms_situacao_tributaria", "ibs_cbs_base_calculo", "ibs_uf_valor", "cbs_valor",
+    )} == {
+        "codigo_produto": "CAM-P", "cfop": "1202", "quantidade_comercial": 1, "valor_unitario_comercial": "49.90",
+        "valor_bruto": "49.90", "valor_frete": "3.33", "valor_desconto": "1.00", "icms_situacao_tributaria": "00",
+        "ibs_cbs_base_calculo": "52.23", "ibs_uf_valor": "0.05", "cbs_valor": "0.47",
+    }  # fmt: skip
+    assert (sent["valor_frete"], sent["valor_desconto"], sent["valor_total"]) == ("3.33", "1.00", "52.23")
+    assert (sent["ibs_cbs_base_calculo"], sent["ibs_uf_valor_total"], sent["cbs_valor_total"]) == (
+        "52.23",
+        "0.05",
+        "0.47",
+    )
+
+    assert _run(provider) == "return_authorized"  # GET /v2/nfe/ret_a-1: the fake checked it as the SEFAZ does
+    note.refresh_from_db()
+    assert (note.status, note.number, note.series, note.sefaz_status) == ("authorized", 2, 1, "100")
+    assert note.access_key == state.notes["ret_a-1"]["chave_nfe"].removeprefix("NFe") != sale.access_key
+    assert (note.total_amount, note.quantities, note.requested_by) == (5223, {"CAM-P": 1}, "fiscal")
+    assert note.danfe.read() == b"%PDF-1.4 fake danfe"
+    assert note.xml.read() == b"<nfeProc versao='4.00'/>"
+    assert state.devolutions == {"ret_a-1": [sale.access_key]}
+    sale.refresh_from_db()
+    assert (sale.status, sale.number) == ("authorized", 1)  # the sale's note is untouched
+    assert FiscalReturnNote.objects.count() == 1
+
+
+def test_a_return_from_another_state_takes_cfop_2202(focus) -> None:
+    provider, state = focus
+    _authorized_sale(provider, state="RJ")
+    _ask_return({"CAM-P": 3, "CAN-M": 1})
+    _run(provider)
+    assert _run(provider) == "return_authorized"
+    sent = state.bodies["ret_a-1"]
+    assert [(item["cfop"], item["quantidade_comercial"]) for item in sent["items"]] == [("2202", 3), ("2202", 1)]
+    assert (sent["local_destino"], sent["valor_frete"], sent["valor_desconto"], sent["valor_total"]) == (
+        2,
+        "15.00",
+        "3.00",
+        "186.70",
+    )  # everything came back: the sale's values exactly
+
+
+def test_a_crash_after_focus_received_the_return_note_sends_it_once(focus) -> None:
+    """The POST went through, then the worker died before recording it: the job's next run asks Focus for the
+    note's reference first (GET), finds it, and records it — no second POST of the devolução."""
+    from fiscal.models import FiscalReturnNote
+
+    provider, state = focus
+    _authorized_sale(provider)
+    _ask_return({"CAN-M": 1})
+    job = FiscalJob.objects.get(action="return")
+    FiscalJob.objects.filter(pk=job.pk).update(attempts=1)  # what the lease wrote before the call
+    provider.issue(ref="ret_a-1", invoice=job.payload["invoice"])  # then the crash
+
+    assert job_run(job_id=job.pk, provider=provider) == "return_authorized"
+    assert state.requests[-3:-2] == [("GET", "/v2/nfe/ret_a-1")]  # then the XML and the DANFE are fetched
+    assert [r for r in state.requests if r == ("POST", "/v2/nfe")] == [("POST", "/v2/nfe")] * 2  # sale + devolução
+    assert FiscalReturnNote.objects.get().status == "authorized"
+    assert job_run(job_id=job.pk, provider=provider) == "skipped"  # the task delivered twice
+
+
+def test_a_return_note_the_sefaz_rejects_keeps_its_reason_and_is_issued_again_under_a_new_reference(focus) -> None:
+    from fiscal.models import FiscalReturnNote
+
+    provider, state = focus
+    _authorized_sale(provider)
+    state.mode = "reject"
+    note = _ask_return({"CAM-P": 2})
+    _run(provider)
+    assert _run(provider) == "return_rejected"
+    note.refresh_from_db()
+    assert (note.status, note.sefaz_status, note.sefaz_reason, note.access_key) == (
+        "rejected",
+        "778",
+        REJECT_REASON,
+        "",
+    )
+
+    state.mode = "authorize"
+    again = _ask_return({"CAM-P": 2})
+    assert (again.pk, again.attempt, again.provider_ref, again.status) == (note.pk, 2, "ret_a-2", "pending")
+    assert FiscalJob.objects.get(action="return", status="pending").key == "order_test:return:ret_a-2"
+    _run(provider)
+    assert _run(provider) == "return_authorized"
+    again.refresh_from_db()
+    assert (again.status, again.sefaz_status) == ("authorized", "100")
+    assert sorted(ref for ref in state.bodies if ref.startswith("ret_")) == ["ret_a-1", "ret_a-2"]
+    assert FiscalReturnNote.objects.count() == 1
+
+
+def test_a_return_note_is_refused_before_any_call_when_the_sale_cannot_back_it(focus) -> None:
+    from fiscal.services import ReturnNoteRefused
+
+    provider, state = focus
+    with pytest.raises(ReturnNoteRefused, match="não tem NF-e de venda autorizada"):
+        _ask_return({"CAM-P": 1})
+    _authorized_sale(provider)
+    _ask_return({"CAM-P": 2})
+    with pytest.raises(ReturnNoteRefused) as refused:
+        _ask_return({"CAM-P": 2, "XYZ": 1}, return_ref="ret_b")
+    assert str(refused.value) == (
+        "NF-e de devolução não emitida: item “Camiseta P” (SKU CAM-P): 2 unidade(s) a devolver, mas a NF-e de venda "
+        "tem 3 e outras NF-e de devolução já devolveram 2; SKU XYZ: não consta da NF-e de venda."
+    )
+    assert FiscalJob.objects.filter(action="return").count() == 1
+    assert not [ref for ref in state.bodies if ref.startswith("ret_")]
+
+
+def test_the_gatilho_of_a_return_note_is_applied_once(focus, client, django_capture_on_commit_callbacks) -> None:
+    from fiscal.models import FiscalReturnNote
+
+    provider, state = focus
+    _authorized_sale(provider)
+    state.mode = "slow"
+    _ask_return({"CAN-M": 1})
+    assert _run(provider) == "processing"
+    body = state.finish("ret_a-1")
+    with django_capture_on_commit_callbacks(execute=False):
+        assert _webhook(client, body).json() == {"recebido": True, "duplicado": False}
+    row = FiscalWebhook.objects.get()
+    assert webhook_process(webhook_id=row.pk, provider=provider) == "return_authorized"
+    note = FiscalReturnNote.objects.get()
+    assert (note.status, note.access_key) == ("authorized", body["chave_nfe"].removeprefix("NFe"))
+    assert FiscalJob.objects.get(action="return").status == "done"
+    assert note.danfe.read() == b"%PDF-1.4 fake danfe"

@@ -313,3 +313,41 @@ def test_an_nfe_action_needs_the_nfe_permission(
     assert fiscal.post(url, form).status_code == 302
     assert FiscalJob.objects.filter(action=action).count() == 1
     assert OrderEvent.objects.filter(order=order, kind=event, actor="fiscal").exists()
+
+
+def test_the_nfe_de_devolucao_needs_the_nfe_permission(
+    client: Client,
+    fiscal_store: None,  # noqa: F811
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """An NF-e de devolução spends a number at the SEFAZ like the sale's note: only staff with the NF-e permission
+    see its button on the order page, and a crafted POST of anyone else changes nothing."""
+    from fiscal.services import job_run
+    from tests.shop.test_fiscal_pages import _received_return
+
+    order = fiscal_paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    request = _received_return(order, django_capture_on_commit_callbacks)
+    url = f"/admin/fiscal/{order.public_id}/return-note/"
+    form = {"nfe_devolucao": request.public_id}
+    assert "/admin/login/" in client.post(url, form)["Location"]  # not staff: the login page
+    clerk = _staff("atend", "orders.view_order", "orders.change_order", "fiscal.view_fiscaldocument")
+    page = clerk.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert 'data-testid="fiscal-return-notes"' in page and 'name="nfe_devolucao"' not in page
+    refused = clerk.post(url, form)
+    assert refused.status_code == 403 and "Sem permissão" in refused.content.decode()
+    assert not FiscalJob.objects.filter(action="return").exists()
+
+    fiscal = _staff("fiscal", "orders.view_order", "fiscal.view_fiscaldocument", "fiscal.issue_fiscaldocument")
+    assert 'name="nfe_devolucao"' in fiscal.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert fiscal.post(url, form).status_code == 302
+    assert FiscalJob.objects.filter(action="return").count() == 1
+    assert OrderEvent.objects.filter(order=order, kind="fiscal_return_note_requested", actor="fiscal").exists()
+    # The Financeiro group reads the NF-e de devolução list (the accountant's month); Atendimento does not.
+    call_command("create_staff_groups", verbosity=0)
+    for group, status in (("Financeiro", 200), ("Atendimento", 403)):
+        member = User.objects.create_user(f"m-{group}", is_staff=True)
+        member.groups.add(Group.objects.get(name=group))
+        browser = Client()
+        browser.force_login(member)
+        assert browser.get("/admin/fiscal/fiscalreturnnote/").status_code == status

@@ -365,7 +365,8 @@ def test_after_24_hours_the_order_page_says_what_the_accountant_does_instead(adm
         "Passadas 24 horas da autorização, a SEFAZ não cancela mais a NF-e, e a carta de correção não pode mudar o "
         "destinatário (nome, CPF/CNPJ, endereço), valores nem quantidades. Peça ao seu contador para emitir uma NF-e "
         f"de entrada (devolução) referenciando a chave {document.access_key} e, em seguida, uma nova NF-e com os "
-        "dados corretos. Esta loja ainda não emite a NF-e de devolução por aqui."
+        "dados corretos. Por aqui a loja emite a NF-e de devolução só dos itens que voltaram (uma devolução "
+        "recebida)."
     )
     assert f'data-testid="fiscal-after-window">{advice}<' in page
     response = admin_client.post(
@@ -506,3 +507,146 @@ def test_the_order_page_sends_a_correction_letter_and_the_buyer_gets_its_pdf(
     assert 'data-testid="correction-link">Invoice correction letter (PDF)</a>' in buyer
     nfe_page = admin_client.get(f"/admin/fiscal/fiscaldocument/{document.pk}/change/").content.decode()
     assert f'<a href="{xml}">XML da carta de correção nº 1</a>' in nfe_page
+
+
+def _received_return(order, django_capture_on_commit_callbacks, quantity: int = 1):
+    """The buyer returned `quantity` of the order's units: asked, approved and received through orders' services."""
+    from orders.services import (
+        order_mark_delivered,
+        order_ship,
+        return_request_approve,
+        return_request_create,
+        return_request_receive,
+    )
+    from orders.types import LineQuantity
+
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    line = order.lines.get()
+    request = return_request_create(
+        order_id=order.public_id, lines=[LineQuantity(line.public_id, quantity)], reason_code="changed_mind"
+    )
+    return_request_approve(return_id=request.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_receive(return_id=request.public_id)
+    return request
+
+
+def test_the_order_page_issues_the_nfe_de_devolucao_of_a_received_return(
+    admin_client,
+    client,
+    fiscal_store,  # noqa: F811
+    django_capture_on_commit_callbacks,
+) -> None:
+    """One of the two coffees came back: the order page's NF-e box offers "Emitir NF-e de devolução" for the
+    received return, the fiscal job issues it (sandbox provider: an NF-e of entrada, finalidade 4, CFOP 1202,
+    referencing the sale's chave), the box and the NF-e page list it with its DANFE and XML, and the timeline says
+    so."""
+    from fiscal.models import FiscalReturnNote
+    from kernel.money import format_brl
+    from orders.models import OrderEvent
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    sale = FiscalDocument.objects.get()
+    request = _received_return(order, django_capture_on_commit_callbacks)
+    change = f"/admin/orders/order/{order.pk}/change/"
+    url = f"/admin/fiscal/{order.public_id}/return-note/"
+    page = admin_client.get(change).content.decode()
+    button = f'name="nfe_devolucao" value="{request.public_id}" formaction="{url}" formmethod="post"'
+    assert button in page and "Devolução de 1 × Café Especial 500 g — sem NF-e de devolução" in page
+
+    response = admin_client.post(url, {"nfe_devolucao": request.public_id}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "Emissão da NF-e de devolução solicitada. A resposta da SEFAZ aparece no quadro da NF-e e na linha do tempo "
+        "do pedido em instantes."
+    ]
+    assert "Enviada à SEFAZ, aguardando a resposta" in response.content.decode()
+    assert 'name="nfe_devolucao"' not in response.content.decode()  # asked: no second button
+    admin_client.post(url, {"nfe_devolucao": request.public_id})  # a double submit asks nothing more
+    job = FiscalJob.objects.get(action="return")
+    invoice = job.payload["invoice"]
+    assert (invoice["purpose"], invoice["operation"], invoice["referenced_keys"]) == (
+        "return",
+        "Devolução de venda",
+        [sale.access_key],
+    )
+    assert [(item["cfop"], item["quantity"], item["unit_price"]) for item in invoice["items"]] == [("1202", 1, 4290)]
+
+    assert job_run(job_id=job.pk) == "return_authorized"
+    note = FiscalReturnNote.objects.get()
+    assert (note.status, note.document_id, note.requested_by) == ("authorized", sale.pk, "admin")
+    xml = note.xml.read().decode()
+    assert "<tpNF>0</tpNF>" in xml and "<finNFe>4</finNFe>" in xml and f"<refNFe>{sale.access_key}</refNFe>" in xml
+    assert "<natOp>Devolução de venda</natOp>" in xml and "<CFOP>1202</CFOP>" in xml
+    page = admin_client.get(change).content.decode()
+    danfe, xml_url = (f"/fiscal/d/{sale.download_token}/dev-{request.public_id}-{kind}" for kind in ("danfe", "xml"))
+    assert (
+        f"NF-e nº {note.number} série {note.series}, autorizada, chave {note.access_key} — "
+        f'<a href="{danfe}">DANFE (PDF)</a> · <a href="{xml_url}">XML</a>'
+    ) in page
+    assert 'name="nfe_devolucao"' not in page
+    download = admin_client.get(danfe)
+    assert download["Content-Type"] == "application/pdf" and b"".join(download.streaming_content).startswith(b"%PDF")
+    assert b"<finNFe>4</finNFe>" in b"".join(admin_client.get(xml_url).streaming_content)
+    assert client.get(f"/fiscal/d/{sale.download_token}/dev-ret_outra-danfe").status_code == 404
+    nfe_page = admin_client.get(f"/admin/fiscal/fiscaldocument/{sale.pk}/change/").content.decode()
+    assert f'<a href="{xml_url}">XML da NF-e de devolução nº {note.number}</a>' in nfe_page
+    assert f"nº {note.number} (Autorizada) chave {note.access_key}" in nfe_page
+    listed = admin_client.get("/admin/fiscal/fiscalreturnnote/").content.decode()  # the accountant's list
+    assert f"NF-e nº {note.number}" in listed and f"NF-e nº {sale.number} — pedido #{order.number}" in listed
+    assert format_brl(note.total_amount) in listed and note.access_key in listed
+    assert note.total_amount == 4290 + invoice["items"][0]["shipping_amount"]  # the unit and half the freight
+    events = OrderEvent.objects.filter(order=order, kind__startswith="fiscal_return_note_")
+    assert list(events.values_list("kind", "actor", "internal")) == [
+        ("fiscal_return_note_requested", "admin", True),
+        ("fiscal_return_note_authorized", "", True),
+    ]
+    assert sale.access_key in events.last().message
+    timeline = admin_client.get(change).content.decode()
+    assert "NF-e de devolução autorizada" in timeline
+
+
+def test_a_return_note_is_refused_for_a_return_not_received_and_a_rejected_one_is_issued_again(
+    admin_client,
+    fiscal_store,  # noqa: F811
+    django_capture_on_commit_callbacks,
+) -> None:
+    from fiscal.models import FiscalReturnNote
+    from orders.services import order_mark_delivered, order_ship, return_request_create
+    from orders.types import LineQuantity
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    asked = return_request_create(
+        order_id=order.public_id, lines=[LineQuantity(order.lines.get().public_id, 1)], reason_code="defective"
+    )
+    url = f"/admin/fiscal/{order.public_id}/return-note/"
+    response = admin_client.post(url, {"nfe_devolucao": asked.public_id}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == [
+        "A NF-e de devolução registra a entrada dos itens: marque antes a devolução como recebida (“Itens recebidos”)."
+    ]
+    response = admin_client.post(url, {"nfe_devolucao": "ret_nenhuma"}, follow=True)
+    assert [str(m) for m in response.context["messages"]] == ["Devolução não encontrada neste pedido."]
+    assert not FiscalJob.objects.filter(action="return").exists()
+
+    from orders.services import return_request_approve, return_request_receive
+
+    return_request_approve(return_id=asked.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_receive(return_id=asked.public_id)
+    admin_client.post(url, {"nfe_devolucao": asked.public_id})
+    FiscalReturnNote.objects.update(status="rejected", sefaz_status="778", sefaz_reason="Rejeição: NCM inexistente")
+    FiscalJob.objects.filter(action="return").update(status="done")
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "Rejeitada pela SEFAZ (778 — Rejeição: NCM inexistente)" in page
+    assert "Emitir novamente a NF-e de devolução" in page
+    admin_client.post(url, {"nfe_devolucao": asked.public_id})
+    assert list(FiscalJob.objects.filter(action="return").values_list("key", "status")) == [
+        (f"{order.public_id}:return:{asked.public_id}-1", "done"),
+        (f"{order.public_id}:return:{asked.public_id}-2", "pending"),
+    ]
+    assert job_run(job_id=FiscalJob.objects.get(action="return", status="pending").pk) == "return_authorized"
+    assert FiscalReturnNote.objects.get().provider_ref == f"{asked.public_id}-2"

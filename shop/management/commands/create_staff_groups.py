@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 # group → "app_label.codename" it holds. Money and fiscal steps sit only where named:
-# refund, cancel, returns → orders.refund_order; NF-e issue/re-issue → fiscal.issue_fiscaldocument;
+# refund, cancel, returns → orders.refund_order; NF-e issue/re-issue, its carta de correção and NF-e de devolução
+# → fiscal.issue_fiscaldocument;
 # the MED answer → payments.change_pixinfraction; a boleto refund's transfer → payments.change_boletorefund;
 # shipping, labels and deliveries → orders.ship_order; cancelling a subscription → shop.change_subscription;
 # the revenue (admin home's sales and chart, the list's money summary, the finance export) → orders.view_revenue.
@@ -28,6 +29,7 @@ STAFF_GROUPS: dict[str, list[str]] = {
         "orders.view_revenue",
         "orders.change_order",
         "fiscal.issue_fiscaldocument",
+        "fiscal.view_fiscalreturnnote",  # the NF-e de devolução list, the accountant's month beside the sales'
         "payments.view_pixcharge",
         "payments.view_pixpayment",
         "payments.view_pixrefund",
