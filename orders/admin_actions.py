@@ -37,6 +37,7 @@ from orders.services import (
     return_request_approve,
     return_request_receive,
     return_request_refund,
+    return_request_refund_offline,
     return_request_reject,
 )
 from orders.services._common import refundable_amount
@@ -373,6 +374,7 @@ _NOTHING_CHANGED = {
     "reject": _("Esta devolução já estava recusada; nada mudou."),
     "receive": _("Os itens desta devolução já estavam recebidos; nada mudou."),
     "refund": _("Esta devolução já estava reembolsada; nada mudou."),
+    "refund_offline": _("Esta devolução já estava reembolsada; nada mudou."),
 }
 
 
@@ -387,6 +389,13 @@ def _return_request_step(order: Order, data: dict, actor: str) -> str:
     elif step == "receive":
         done = return_request_receive(return_id=return_id, restock=data.get("restock", False), actor=actor)
         success = str(_("Itens recebidos; devolução registrada. Falta reembolsar."))
+    elif step == "refund_offline":
+        done = return_request_refund_offline(
+            return_id=return_id, means=data["means"], note=data.get("offline_note", ""), actor=actor
+        )
+        success = str(_("Reembolso de %(amount)s da devolução registrado como feito pela loja, por fora.")) % {
+            "amount": format_brl(done.request.refund_amount)
+        }
     else:
         done = return_request_refund(return_id=return_id, amount=data.get("amount"), actor=actor)
         success = str(_("Reembolso de %(amount)s da devolução solicitado.")) % {

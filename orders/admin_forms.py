@@ -289,20 +289,20 @@ class RefundResultForm(OrderActionForm):
         ]
 
 
+# How staff gave money back outside the shop (orders.services.adjustments.OFFLINE_REFUND_MEANS).
+OFFLINE_MEANS = [
+    ("pix", _("Pix")),
+    ("dinheiro", _("Dinheiro")),
+    ("transferencia", _("Transferência bancária")),
+    ("outro", _("Outro")),
+]
+
+
 class RefundOfflineForm(OrderActionForm):
     """An order paid outside the shop is refunded outside it too: staff say how, and the refund is settled."""
 
     adjustment = forms.ChoiceField(label=_("Reembolso pendente"))
-    means = forms.ChoiceField(
-        label=_("Como o valor foi devolvido"),
-        choices=[
-            ("pix", _("Pix")),
-            ("dinheiro", _("Dinheiro")),
-            ("transferencia", _("Transferência bancária")),
-            ("outro", _("Outro")),
-        ],
-        widget=forms.RadioSelect,
-    )
+    means = forms.ChoiceField(label=_("Como o valor foi devolvido"), choices=OFFLINE_MEANS, widget=forms.RadioSelect)
     note = forms.CharField(
         label=_("Observação"),
         max_length=255,
@@ -604,15 +604,23 @@ class ReturnRequestStepForm(OrderActionForm):
         "reject": _("Recusar devolução"),
         "receive": _("Confirmar recebimento"),
         "refund": _("Reembolsar"),
+        "refund_offline": _("Marcar como reembolsado por fora"),
     }
-    # A refund that failed (the PSP refused it) is refunded again from here; a pending one waits for its answer.
+    # A refund that failed (the PSP refused it) is refunded again from here, or recorded as paid by the shop outside
+    # it (transfer, cash: the merchant often pays it so); a pending one waits for its answer.
     NEXT_STEPS = {
         "requested": ("approve", "reject"),
         "approved": ("receive", "reject"),
         "received": ("refund",),
-        "refund_failed": ("refund",),
+        "refund_failed": ("refund", "refund_offline"),
     }
-    STEP_FIELDS = {"approve": {"note"}, "reject": {"note"}, "receive": {"restock"}, "refund": {"amount", "confirm"}}
+    STEP_FIELDS = {
+        "approve": {"note"},
+        "reject": {"note"},
+        "receive": {"restock"},
+        "refund": {"amount", "confirm"},
+        "refund_offline": {"means", "offline_note"},
+    }
     submit_field = "step"
     request = forms.ChoiceField(label=_("Devolução"))
     step = forms.ChoiceField(label=_("Passo"), choices=list(BUTTONS.items()))
@@ -632,6 +640,17 @@ class ReturnRequestStepForm(OrderActionForm):
     )
     # "Reembolsar" moves money: the same tick as the order's refund, naming the sum (clean() refuses without it).
     confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
+    # "Marcar como reembolsado por fora": how the shop paid the failed refund itself (the offline refund's fields).
+    means = forms.ChoiceField(
+        label=_("Como a loja devolveu o valor (por fora)"), choices=OFFLINE_MEANS, widget=forms.RadioSelect,
+        required=False,
+    )  # fmt: skip
+    offline_note = forms.CharField(
+        label=_("Observação do reembolso por fora"),
+        max_length=255,
+        required=False,
+        help_text=_("Só a loja vê (ex.: comprovante, conta de destino). Obrigatória com “Outro”."),
+    )
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
@@ -664,9 +683,13 @@ class ReturnRequestStepForm(OrderActionForm):
         # Only the fields the offered steps read: an amount typed before "Reembolsar" would be dropped unseen (QA).
         # A value posted anyway (from a page that offered every step) stays, for clean() to refuse it.
         used: set[str] = set().union(*(self.STEP_FIELDS[step] for step in steps))
-        for name in ("note", "restock", "amount", "confirm"):
+        for name in ("note", "restock", "amount", "confirm", "means", "offline_note"):
             if name not in used and not (self.is_bound and self.data.get(name)):
                 del self.fields[name]
+        if "means" in self.fields and chosen is not None and chosen.status == "refund_failed":
+            self.fields["means"].help_text = _(
+                "Só depois de devolver %(amount)s ao comprador fora da loja: nada é enviado ao PSP."
+            ) % {"amount": format_brl(chosen.refund_amount)}
         if "amount" not in self.fields:
             return
         posted = _posted_amount(self)
@@ -697,6 +720,11 @@ class ReturnRequestStepForm(OrderActionForm):
                 "amount",
                 _("O valor só vale no passo “Reembolsar”, depois de confirmar o recebimento; deixe vazio agora."),
             )
+        if data.get("step") == "refund_offline":
+            if not data.get("means"):
+                self.add_error("means" if "means" in self.fields else None, _("Escolha como o valor foi devolvido."))
+            elif data["means"] == "outro" and not (data.get("offline_note") or "").strip():
+                self.add_error("offline_note", _("Conte como o valor foi devolvido."))
         if data.get("step") == "refund" and not data.get("confirm"):
             amount = self._refund_amount(data.get("amount"))
             if amount:  # nothing to confirm when no money moves ("Devolução encerrada sem reembolso")
