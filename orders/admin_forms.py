@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +12,10 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_display, tax_id_text
+from kernel.cep import cep_digits
 from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
+from orders.extras import destination_notes
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
@@ -378,6 +381,13 @@ class DestinationForm(OrderActionForm):
         widget=forms.TextInput(attrs={"size": 3, "autocapitalize": "characters"}),
     )  # fmt: skip
 
+    # A new CEP whose freight differs from what the buyer paid is said before anything is saved: the first POST
+    # shows the difference and this tick (for that CEP: `freight_cep`); the second, ticked, saves.
+    confirm_freight = forms.BooleanField(
+        label=_("Salvar o endereço mesmo assim (a diferença de frete fica com a loja)"), required=False
+    )
+    freight_cep = forms.CharField(required=False, widget=forms.HiddenInput)
+
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
         destination = order.destination or {}
@@ -385,16 +395,40 @@ class DestinationForm(OrderActionForm):
             self.fields[key].required = key == "postal_code"
             self.fields[key].initial = destination.get(key, "")
         self.refusal = destination_refusal(order)
+        if not (self.is_bound and self.data.get("freight_cep")):
+            del self.fields["confirm_freight"]  # asked only once a typed CEP changes the freight (clean)
+        self.fields["freight_cep"].required = False
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         if self.refusal:
             raise forms.ValidationError(self.refusal)
-        _clean, errors = destination_clean({key: cleaned.get(key, "") for key in DESTINATION_FIELDS})
+        address, errors = destination_clean({key: cleaned.get(key, "") for key in DESTINATION_FIELDS})
         for field, message in errors.items():
             if field not in self.errors:
                 self.add_error(field, message)
+        if not self.errors:
+            self._ask_freight(address, cleaned)
         return cleaned
+
+    def _ask_freight(self, address: dict[str, str], cleaned: dict[str, Any]) -> None:
+        """The freight to a new CEP (orders.extras.destination_notes on an unsaved copy of the order: the same
+        words staff read after the save), asked before saving; a tick given for another CEP does not count."""
+        before = dict(self.order.destination or {})
+        new = cep_digits(address["postal_code"]) or ""
+        if new == (cep_digits(str(before.get("postal_code", ""))) or ""):
+            return
+        typed = copy.copy(self.order)
+        typed.destination = {**before, **address}
+        notes = destination_notes(typed, before)
+        if not notes or (cleaned.get("confirm_freight") and cleaned.get("freight_cep") == new):
+            return
+        self.data = self.data.copy()  # the page drawn again carries the CEP asked about, the tick unticked
+        self.data["freight_cep"] = new
+        self.data.pop("confirm_freight", None)
+        self.fields["confirm_freight"] = copy.deepcopy(self.base_fields["confirm_freight"])
+        asked = _("Nada foi salvo ainda: confira e marque a caixa abaixo para salvar o endereço novo.")
+        self.add_error("confirm_freight", [*notes, str(asked)])
 
 
 class ExpectationForm(OrderActionForm):
