@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-
-from django.conf import settings
-from django.utils.module_loading import import_string
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
 from orders import admin_forms as forms
-from orders.extras import order_extras
+from orders.extras import destination_notes, order_extras
 from orders.models import Order, OrderStatus, ReturnRequest
 from orders.selectors import orders_sharing_tracking
 from orders.services import (
@@ -37,13 +33,12 @@ from orders.services import (
     return_request_approve,
     return_request_receive,
     return_request_refund,
+    return_request_refund_offline,
     return_request_reject,
 )
 from orders.services._common import refundable_amount
 from orders.services.adjustments import refund_goes_through_psp
 from orders.services.handover import READY_FOR_PICKUP
-
-logger = logging.getLogger(__name__)
 
 ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     # slug: (permission, title, form)
@@ -276,9 +271,9 @@ def perform_action(
 
 
 def _destination_saved(order: Order, form: forms.OrderActionForm, actor: str, warnings: list[str]) -> str:
-    """Save the corrected address; `warnings` gets what staff should know after it: the freight the new CEP would
-    cost (`settings.ORDERS_DESTINATION_NOTES`: dotted paths of `(order, before) -> list[str]`, run after the save's
-    commit: a carrier quote may reach the network) and an authorized NF-e that still carries the old address."""
+    """Save the corrected address; `warnings` gets what staff should know after it: the freight the new CEP costs
+    (`orders.extras.destination_notes`, run after the save's commit: a carrier quote may reach the network; staff
+    confirmed it before, DestinationForm) and an authorized NF-e that still carries the old address."""
     data = form.cleaned_data
     before = dict(order.destination or {})
     changed = order_destination_set(
@@ -289,11 +284,7 @@ def _destination_saved(order: Order, form: forms.OrderActionForm, actor: str, wa
     if not changed:
         return str(_("Nada mudou: o endereço de entrega já era esse."))
     order.refresh_from_db(fields=["destination"])
-    for path in getattr(settings, "ORDERS_DESTINATION_NOTES", ()):
-        try:
-            warnings.extend(import_string(path)(order, before))
-        except Exception:  # a note must not hide that the address was saved
-            logger.exception("destination note %s failed for %s", path, order.public_id)
+    warnings.extend(destination_notes(order, before))
     issued = [d for d in order_extras(order).get("fiscal_documents") or () if d.get("status") == "authorized"]
     if issued:
         # A carta de correção cannot change the recipient's address either (SEFAZ): cancel and issue it again.
@@ -373,6 +364,7 @@ _NOTHING_CHANGED = {
     "reject": _("Esta devolução já estava recusada; nada mudou."),
     "receive": _("Os itens desta devolução já estavam recebidos; nada mudou."),
     "refund": _("Esta devolução já estava reembolsada; nada mudou."),
+    "refund_offline": _("Esta devolução já estava reembolsada; nada mudou."),
 }
 
 
@@ -387,6 +379,13 @@ def _return_request_step(order: Order, data: dict, actor: str) -> str:
     elif step == "receive":
         done = return_request_receive(return_id=return_id, restock=data.get("restock", False), actor=actor)
         success = str(_("Itens recebidos; devolução registrada. Falta reembolsar."))
+    elif step == "refund_offline":
+        done = return_request_refund_offline(
+            return_id=return_id, means=data["means"], note=data.get("offline_note", ""), actor=actor
+        )
+        success = str(_("Reembolso de %(amount)s da devolução registrado como feito pela loja, por fora.")) % {
+            "amount": format_brl(done.request.refund_amount)
+        }
     else:
         done = return_request_refund(return_id=return_id, amount=data.get("amount"), actor=actor)
         success = str(_("Reembolso de %(amount)s da devolução solicitado.")) % {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,8 +12,10 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_display, tax_id_text
+from kernel.cep import cep_digits
 from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
+from orders.extras import destination_notes
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
 from orders.services._common import refund_count, refundable_amount
@@ -289,20 +292,20 @@ class RefundResultForm(OrderActionForm):
         ]
 
 
+# How staff gave money back outside the shop (orders.services.adjustments.OFFLINE_REFUND_MEANS).
+OFFLINE_MEANS = [
+    ("pix", _("Pix")),
+    ("dinheiro", _("Dinheiro")),
+    ("transferencia", _("Transferência bancária")),
+    ("outro", _("Outro")),
+]
+
+
 class RefundOfflineForm(OrderActionForm):
     """An order paid outside the shop is refunded outside it too: staff say how, and the refund is settled."""
 
     adjustment = forms.ChoiceField(label=_("Reembolso pendente"))
-    means = forms.ChoiceField(
-        label=_("Como o valor foi devolvido"),
-        choices=[
-            ("pix", _("Pix")),
-            ("dinheiro", _("Dinheiro")),
-            ("transferencia", _("Transferência bancária")),
-            ("outro", _("Outro")),
-        ],
-        widget=forms.RadioSelect,
-    )
+    means = forms.ChoiceField(label=_("Como o valor foi devolvido"), choices=OFFLINE_MEANS, widget=forms.RadioSelect)
     note = forms.CharField(
         label=_("Observação"),
         max_length=255,
@@ -378,6 +381,13 @@ class DestinationForm(OrderActionForm):
         widget=forms.TextInput(attrs={"size": 3, "autocapitalize": "characters"}),
     )  # fmt: skip
 
+    # A new CEP whose freight differs from what the buyer paid is said before anything is saved: the first POST
+    # shows the difference and this tick (for that CEP: `freight_cep`); the second, ticked, saves.
+    confirm_freight = forms.BooleanField(
+        label=_("Salvar o endereço mesmo assim (a diferença de frete fica com a loja)"), required=False
+    )
+    freight_cep = forms.CharField(required=False, widget=forms.HiddenInput)
+
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
         destination = order.destination or {}
@@ -385,16 +395,40 @@ class DestinationForm(OrderActionForm):
             self.fields[key].required = key == "postal_code"
             self.fields[key].initial = destination.get(key, "")
         self.refusal = destination_refusal(order)
+        if not (self.is_bound and self.data.get("freight_cep")):
+            del self.fields["confirm_freight"]  # asked only once a typed CEP changes the freight (clean)
+        self.fields["freight_cep"].required = False
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         if self.refusal:
             raise forms.ValidationError(self.refusal)
-        _clean, errors = destination_clean({key: cleaned.get(key, "") for key in DESTINATION_FIELDS})
+        address, errors = destination_clean({key: cleaned.get(key, "") for key in DESTINATION_FIELDS})
         for field, message in errors.items():
             if field not in self.errors:
                 self.add_error(field, message)
+        if not self.errors:
+            self._ask_freight(address, cleaned)
         return cleaned
+
+    def _ask_freight(self, address: dict[str, str], cleaned: dict[str, Any]) -> None:
+        """The freight to a new CEP (orders.extras.destination_notes on an unsaved copy of the order: the same
+        words staff read after the save), asked before saving; a tick given for another CEP does not count."""
+        before = dict(self.order.destination or {})
+        new = cep_digits(address["postal_code"]) or ""
+        if new == (cep_digits(str(before.get("postal_code", ""))) or ""):
+            return
+        typed = copy.copy(self.order)
+        typed.destination = {**before, **address}
+        notes = destination_notes(typed, before)
+        if not notes or (cleaned.get("confirm_freight") and cleaned.get("freight_cep") == new):
+            return
+        self.data = self.data.copy()  # the page drawn again carries the CEP asked about, the tick unticked
+        self.data["freight_cep"] = new
+        self.data.pop("confirm_freight", None)
+        self.fields["confirm_freight"] = copy.deepcopy(self.base_fields["confirm_freight"])
+        asked = _("Nada foi salvo ainda: confira e marque a caixa abaixo para salvar o endereço novo.")
+        self.add_error("confirm_freight", [*notes, str(asked)])
 
 
 class ExpectationForm(OrderActionForm):
@@ -604,15 +638,23 @@ class ReturnRequestStepForm(OrderActionForm):
         "reject": _("Recusar devolução"),
         "receive": _("Confirmar recebimento"),
         "refund": _("Reembolsar"),
+        "refund_offline": _("Marcar como reembolsado por fora"),
     }
-    # A refund that failed (the PSP refused it) is refunded again from here; a pending one waits for its answer.
+    # A refund that failed (the PSP refused it) is refunded again from here, or recorded as paid by the shop outside
+    # it (transfer, cash: the merchant often pays it so); a pending one waits for its answer.
     NEXT_STEPS = {
         "requested": ("approve", "reject"),
         "approved": ("receive", "reject"),
         "received": ("refund",),
-        "refund_failed": ("refund",),
+        "refund_failed": ("refund", "refund_offline"),
     }
-    STEP_FIELDS = {"approve": {"note"}, "reject": {"note"}, "receive": {"restock"}, "refund": {"amount", "confirm"}}
+    STEP_FIELDS = {
+        "approve": {"note"},
+        "reject": {"note"},
+        "receive": {"restock"},
+        "refund": {"amount", "confirm"},
+        "refund_offline": {"means", "offline_note"},
+    }
     submit_field = "step"
     request = forms.ChoiceField(label=_("Devolução"))
     step = forms.ChoiceField(label=_("Passo"), choices=list(BUTTONS.items()))
@@ -632,6 +674,17 @@ class ReturnRequestStepForm(OrderActionForm):
     )
     # "Reembolsar" moves money: the same tick as the order's refund, naming the sum (clean() refuses without it).
     confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
+    # "Marcar como reembolsado por fora": how the shop paid the failed refund itself (the offline refund's fields).
+    means = forms.ChoiceField(
+        label=_("Como a loja devolveu o valor (por fora)"), choices=OFFLINE_MEANS, widget=forms.RadioSelect,
+        required=False,
+    )  # fmt: skip
+    offline_note = forms.CharField(
+        label=_("Observação do reembolso por fora"),
+        max_length=255,
+        required=False,
+        help_text=_("Só a loja vê (ex.: comprovante, conta de destino). Obrigatória com “Outro”."),
+    )
 
     def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
         super().__init__(*args, order=order, **kwargs)
@@ -664,9 +717,13 @@ class ReturnRequestStepForm(OrderActionForm):
         # Only the fields the offered steps read: an amount typed before "Reembolsar" would be dropped unseen (QA).
         # A value posted anyway (from a page that offered every step) stays, for clean() to refuse it.
         used: set[str] = set().union(*(self.STEP_FIELDS[step] for step in steps))
-        for name in ("note", "restock", "amount", "confirm"):
+        for name in ("note", "restock", "amount", "confirm", "means", "offline_note"):
             if name not in used and not (self.is_bound and self.data.get(name)):
                 del self.fields[name]
+        if "means" in self.fields and chosen is not None and chosen.status == "refund_failed":
+            self.fields["means"].help_text = _(
+                "Só depois de devolver %(amount)s ao comprador fora da loja: nada é enviado ao PSP."
+            ) % {"amount": format_brl(chosen.refund_amount)}
         if "amount" not in self.fields:
             return
         posted = _posted_amount(self)
@@ -697,6 +754,11 @@ class ReturnRequestStepForm(OrderActionForm):
                 "amount",
                 _("O valor só vale no passo “Reembolsar”, depois de confirmar o recebimento; deixe vazio agora."),
             )
+        if data.get("step") == "refund_offline":
+            if not data.get("means"):
+                self.add_error("means" if "means" in self.fields else None, _("Escolha como o valor foi devolvido."))
+            elif data["means"] == "outro" and not (data.get("offline_note") or "").strip():
+                self.add_error("offline_note", _("Conte como o valor foi devolvido."))
         if data.get("step") == "refund" and not data.get("confirm"):
             amount = self._refund_amount(data.get("amount"))
             if amount:  # nothing to confirm when no money moves ("Devolução encerrada sem reembolso")

@@ -551,8 +551,12 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
 
     @admin.display(description=_("pedido"), ordering="reference")
     def order_link(self, obj: PixInfraction) -> str:
-        # The disputed sale as staff find it (the order list searched for its checkout), not a bare checkout_… id.
-        return linked("reference", obj.reference, str(_("ver o pedido")))
+        return self.order_link_html(obj)
+
+    def order_link_html(self, infraction: PixInfraction) -> str:
+        """The disputed sale as staff find it (the order list searched for its checkout), not a bare checkout_… id.
+        payments knows no order number: the shop's admin (shop/admin/payments.py) names the order instead."""
+        return linked("reference", infraction.reference, str(_("ver o pedido")))
 
     @admin.display(description=_("valor contestado"), ordering="amount")
     def disputed_brl(self, obj: PixInfraction) -> str:
@@ -610,7 +614,7 @@ class PixInfractionAdmin(MoneyColumns, ReadOnlyAdmin):
             **self.admin_site.each_context(request),
             "title": _("Responder a disputa Pix (MED)"),
             "infraction": infraction,
-            "order_link": linked("reference", infraction.reference, str(_("ver o pedido"))),
+            "order_link": self.order_link_html(infraction),
             "answer_by": answer_deadline_html(infraction),
             "amount": format_brl(infraction.amount),
             "refunded": format_brl(refunded) if refunded else "",

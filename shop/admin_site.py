@@ -88,14 +88,14 @@ class ShopAdminSite(admin.AdminSite):
         return context
 
     def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
-        from shop.admin.dashboard import chart_svg_bars, dashboard_get  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
+        from shop.admin.dashboard import chart_svg_bars, dashboard_get, sees_revenue  # noqa: PLC0415 (this AppConfig's module loads before the app registry: models come at request time)
         from shop.admin.first_steps import first_steps  # noqa: PLC0415 (same reason)
         from shop.subscriptions.selectors import subscription_stats  # noqa: PLC0415 (same reason)
 
         user = request.user
         # The revenue (sales, ticket médio, the chart) only to who may see it: Atendimento and Expedição work the
         # orders one by one and need not know what the shop makes.
-        revenue = user.has_perm("orders.view_revenue")
+        revenue = sees_revenue(user)
         dashboard = dashboard_get(revenue=revenue)
         bars = chart_svg_bars(dashboard.chart) if dashboard.chart else []
         for bar in bars:

@@ -54,6 +54,7 @@ from orders.services.returns import (
     return_request_create,
     return_request_receive,
     return_request_refund,
+    return_request_refund_offline,
     return_request_reject,
 )
 
@@ -105,5 +106,6 @@ __all__ = [
     "return_request_create",
     "return_request_receive",
     "return_request_refund",
+    "return_request_refund_offline",
     "return_request_reject",
 ]

@@ -108,9 +108,16 @@ def _create_credit_note(order: Order, *, amount: int, reason: str, actor: str) -
 
 
 def _create_refund(
-    order: Order, *, amount: int, reason: str, pairs: Sequence[tuple[OrderLine, int]], actor: str
+    order: Order,
+    *,
+    amount: int,
+    reason: str,
+    pairs: Sequence[tuple[OrderLine, int]],
+    actor: str,
+    through_psp: bool | None = None,
 ) -> Adjustment:
-    """Inside the caller's transaction, with the order locked: the refund adjustment and its side effects."""
+    """Inside the caller's transaction, with the order locked: the refund adjustment and its side effects.
+    `through_psp` False: staff pay it outside the shop (`refund_paid_outside`), nothing goes to payments."""
     _check_refundable(order, amount, field="amount")
     adjustment = Adjustment.objects.create(
         order=order,
@@ -129,7 +136,7 @@ def _create_refund(
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "amount": amount},
     )
-    if refund_goes_through_psp(order):
+    if refund_goes_through_psp(order) if through_psp is None else through_psp:
         # The shop forwards this to payments (Pix devolução, or the card estorno at the gateway); the result comes
         # back via adjustment_mark_refund_result.
         # An outbox row in this transaction, not a signal after commit: a failure is retried by the sweep.
@@ -308,14 +315,34 @@ def _refund_completed(
     notify_changed(order, "refunded")
 
 
+def _clean_offline(means: str, note: str) -> str:
+    if means not in OFFLINE_REFUND_MEANS:
+        raise OrderError("means", _("Escolha como o valor foi devolvido."), code="bad_means")
+    return clean_text(note, field="note", max_length=255, required=means == "outro")
+
+
+def _settle_offline(order: Order, adjustment: Adjustment, *, means: str, note: str, actor: str) -> None:
+    """The one path for money staff gave back outside the shop: the pending refund (locked, as the order) is
+    completed, counted, said on the timeline (staff's own words internal) and announced."""
+    adjustment.status = AdjustmentStatus.COMPLETED
+    adjustment._allow_update = True  # pending → completed, as for a PSP's answer
+    adjustment.save(update_fields=["status", "updated_at"])
+    amount = format_brl(-adjustment.amount, language=PT_BR)
+    _refund_completed(
+        order, adjustment, f"Reembolso de {amount} feito pela loja ({OFFLINE_REFUND_MEANS[means]}).", actor=actor,
+        data={"means": means},
+    )  # fmt: skip
+    if note:  # staff's own words (whose account, which receipt) stay off the buyer's timeline
+        timeline(order, "note", f"Reembolso de {amount}: {note}", actor=actor, internal=True)
+
+
 @transaction.atomic
 def adjustment_settle_offline(*, adjustment_id: str, means: str, note: str = "", actor: str = "") -> Adjustment:
     """Staff gave a pending refund back outside the shop (Pix from the bank app, cash, transfer): the refund is
     completed once — a replay of the same settlement changes nothing. Only for orders whose refunds no PSP
-    settles (paid outside the shop): for those the PSP's answer is the truth, and a second payment would follow."""
-    if means not in OFFLINE_REFUND_MEANS:
-        raise OrderError("means", _("Escolha como o valor foi devolvido."), code="bad_means")
-    note = clean_text(note, field="note", max_length=255, required=means == "outro")
+    settles (paid outside the shop): for those the PSP's answer is the truth, and a second payment would follow
+    (a refund the PSP refused is paid outside with `refund_paid_outside`)."""
+    note = _clean_offline(means, note)
     found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
     if found is None:
         raise OrderError("adjustment", _("Reembolso não encontrado."), code="not_found")
@@ -333,16 +360,36 @@ def adjustment_settle_offline(*, adjustment_id: str, means: str, note: str = "",
         return adjustment  # settled already (a double click, a second tab): nothing twice
     if adjustment.status != AdjustmentStatus.PENDING:
         raise OrderError("adjustment", _("Este reembolso já foi finalizado."), code="invalid_status")
-    adjustment.status = AdjustmentStatus.COMPLETED
-    adjustment._allow_update = True  # pending → completed, as for a PSP's answer
-    adjustment.save(update_fields=["status", "updated_at"])
-    amount = format_brl(-adjustment.amount, language=PT_BR)
-    _refund_completed(
-        order, adjustment, f"Reembolso de {amount} feito pela loja ({OFFLINE_REFUND_MEANS[means]}).", actor=actor,
-        data={"means": means},
-    )  # fmt: skip
-    if note:  # staff's own words (whose account, which receipt) stay off the buyer's timeline
-        timeline(order, "note", f"Reembolso de {amount}: {note}", actor=actor, internal=True)
+    _settle_offline(order, adjustment, means=means, note=note, actor=actor)
+    return adjustment
+
+
+def refund_paid_outside(
+    order: Order,
+    *,
+    amount: int,
+    reason: str,
+    pairs: Sequence[tuple[OrderLine, int]] = (),
+    means: str,
+    note: str = "",
+    actor: str = "",
+    for_return: ReturnRequest | None = None,
+) -> Adjustment:
+    """With the order locked by the caller: money staff already gave back outside the shop (transfer, cash) for an
+    order whose refunds otherwise go through the PSP — after the PSP refused one. A refund adjustment that never
+    reaches payments (no outbox row: the PSP must not pay it a second time), settled at once by the offline path;
+    `for_return` (locked by the caller) is the return request it pays, which follows it to `refunded`."""
+    note = _clean_offline(means, note)
+    amount = _clean_amount(amount)
+    adjustment = _create_refund(order, amount=amount, reason=reason, pairs=pairs, actor=actor, through_psp=False)
+    if for_return is not None:
+        for_return.refund_amount = amount
+        for_return.refund_adjustment_id = adjustment.public_id
+        for_return.status = ReturnStatus.REFUND_PENDING  # _return_follows_refund turns it `refunded` below
+        for_return.save(update_fields=["status", "refund_amount", "refund_adjustment_id", "updated_at"])
+    _settle_offline(order, adjustment, means=means, note=note, actor=actor)
+    if for_return is not None:
+        for_return.refresh_from_db(fields=["status", "updated_at"])
     return adjustment
 
 

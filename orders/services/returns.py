@@ -50,7 +50,7 @@ from orders.services._common import (
     schedule_email,
     timeline,
 )
-from orders.services.adjustments import cancel_locked, order_refund, order_return
+from orders.services.adjustments import cancel_locked, order_refund, order_return, refund_paid_outside
 from orders.types import LineQuantity
 
 BUYER = "buyer"
@@ -379,6 +379,33 @@ def return_refund_suggestion(request: ReturnRequest, order: Order) -> int:
     if return_refund_includes_freight(request, order):
         value = available
     return min(value, available)
+
+
+@transaction.atomic
+def return_request_refund_offline(*, return_id: str, means: str, note: str = "", actor: str = "") -> ReturnStep:
+    """The PSP refused the return's refund (`refund_failed`) and staff paid the buyer outside the shop (transfer,
+    cash, Pix from the bank app): the same amount is recorded as a refund paid outside
+    (adjustments.refund_paid_outside, the offline path of orders paid outside the shop) and the return turns
+    `refunded`. Nothing goes to the PSP. A second one (a double click) changes nothing."""
+    order, request = _lock_request(return_id)
+    if request.status == ReturnStatus.REFUNDED:
+        return ReturnStep(request, changed=False)
+    if request.status != ReturnStatus.REFUND_FAILED:
+        raise _wrong_step(request, ReturnStatus.REFUND_FAILED)
+    refund_paid_outside(
+        order,
+        amount=request.refund_amount,
+        reason=f"Devolução: {_pt(ReturnReason(request.reason_code).label)}",
+        pairs=clean_line_quantities(
+            [LineQuantity(line_id=item["id"], quantity=item["quantity"]) for item in request.line_items],
+            lock_lines(order),
+        ),
+        means=means,
+        note=note,
+        actor=actor,
+        for_return=request,
+    )
+    return ReturnStep(request, changed=True)
 
 
 @transaction.atomic

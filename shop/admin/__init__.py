@@ -9,7 +9,7 @@ import shop.admin.checkout  # noqa: F401  (registers checkout, shipping and coup
 from shop.admin import (
     catalog,  # noqa: F401  (registers the catalog admin)
     fiscal,  # noqa: F401  (the NF-e list with the re-issue action)
-    payments,  # noqa: F401  (the boleto refunds with the order and the buyer to contact)
+    payments,  # noqa: F401  (the boleto refunds with the order and the buyer to contact, MED disputes with the order)
     reminders,  # noqa: F401  (registers the checkout reminders list)
     staff,  # noqa: F401  (groups and users: permission names in the admin's language)
     store,  # noqa: F401  (registers the store settings admin)

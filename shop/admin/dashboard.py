@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
@@ -115,6 +116,15 @@ def _sales(today: date, since: dict[int, datetime]) -> tuple[tuple[SalesFigure, 
         for day in (today - timedelta(days=offset) for offset in range(CHART_DAYS - 1, -1, -1))
     )
     return tuple(sales), chart
+
+
+REVENUE_PERMISSION = "orders.view_revenue"  # "Pode ver faturamento"
+
+
+def sees_revenue(user: Any) -> bool:
+    """Who may read what the shop makes — sales, the chart, each next charge's amount, a subscription's prices:
+    Financeiro and owners; Atendimento and Expedição work orders and subscriptions one by one without it."""
+    return bool(user.has_perm(REVENUE_PERMISSION))
 
 
 def dashboard_get(*, now: datetime | None = None, revenue: bool = True) -> Dashboard:

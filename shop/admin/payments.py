@@ -1,5 +1,6 @@
 """The boleto refunds list with the order and the buyer to contact (payments' own admin imports nothing of ours):
-a boleto is refunded by a transfer staff make, so they must reach the buyer for a Pix key or bank account."""
+a boleto is refunded by a transfer staff make, so they must reach the buyer for a Pix key or bank account. The MED
+disputes name their order by its number ("ver o pedido" alone did not say which sale was contested)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from django.utils.translation import gettext_lazy as _
 
 from kernel.br_validation import phone_display
 from orders.models import Order
-from payments.admin import BoletoRefundAdmin
+from payments.admin import BoletoRefundAdmin, PixInfractionAdmin
+from payments.med.models import PixInfraction
 from payments.models import BoletoRefund
 
 
@@ -64,3 +66,31 @@ class ShopBoletoRefundAdmin(BoletoRefundAdmin):
 
 admin.site.unregister(BoletoRefund)
 admin.site.register(BoletoRefund, ShopBoletoRefundAdmin)
+
+
+class ShopPixInfractionAdmin(PixInfractionAdmin):
+    """The MED dispute's order named by its number, linked to its page (payments stores only the checkout id)."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PixInfraction]:
+        # The order of each dispute (its `reference` is the order's checkout) in the same query: no query per row.
+        order = Order.objects.filter(checkout_id=OuterRef("reference"))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(order_pk=Subquery(order.values("pk")[:1]), order_number=Subquery(order.values("number")[:1]))
+        )
+
+    def order_link_html(self, infraction: PixInfraction) -> str:
+        if hasattr(infraction, "order_pk"):
+            pk, number = getattr(infraction, "order_pk", None), getattr(infraction, "order_number", None)
+        else:  # the answer page reads the dispute alone: one query for its order
+            found = Order.objects.filter(checkout_id=infraction.reference).values_list("pk", "number").first()
+            pk, number = found if found else (None, None)
+        if pk is None or not infraction.reference:
+            return super().order_link_html(infraction)  # no order (yet): the list searched for the checkout
+        url = reverse("admin:orders_order_change", args=[pk])
+        return format_html('<a href="{}">{}</a>', url, _("ver o pedido #%(number)s") % {"number": number})
+
+
+admin.site.unregister(PixInfraction)
+admin.site.register(PixInfraction, ShopPixInfractionAdmin)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 from django.contrib import admin, messages
@@ -22,6 +23,7 @@ from kernel.money import format_brl
 from kernel.text import language_name
 from orders.models import Order
 from payments.psp import PSPUnavailable
+from shop.admin.dashboard import sees_revenue
 from shop.admin.money_forms import brl_column, money_model_form
 from shop.models import Subscription, SubscriptionCycle, SubscriptionEvent, SubscriptionPlan
 from shop.models.subscriptions import subscription_event_words
@@ -94,13 +96,33 @@ def _detail_value(key: str, value: object) -> str:
     return str(value)
 
 
-def event_detail_text(detail: dict[str, object]) -> str:
-    """{"cycle": "cyc_…", "due_date": "2026-12-10"} → "ciclo: cyc_…; vencimento: 10/12/2026"; empty values left out."""
+def event_detail_text(detail: dict[str, object], *, amounts: bool = True) -> str:
+    """{"cycle": "cyc_…", "due_date": "2026-12-10"} → "ciclo: cyc_…; vencimento: 10/12/2026"; empty values left out,
+    and the amount too for who may not see the revenue (`amounts=False`)."""
     return "; ".join(
         f"{DETAIL_WORDS.get(key, key)}: {_detail_value(key, value)}"
         for key, value in detail.items()
-        if value not in ("", None)
+        if value not in ("", None) and (amounts or key != "amount")
     )
+
+
+# A subscription's prices and each cycle's amount are revenue (admin home's "Próximas cobranças" gates them by
+# `sees_revenue`): staff who may view subscriptions without "Pode ver faturamento" read when and whose, not how much.
+PRICE_FIELDS = frozenset({"price_display", "first_cycle_price_display", "amount_display"})
+
+
+def without_prices(request: HttpRequest, names: Sequence[str]) -> list[str]:
+    """`names` (fields or columns) as `request`'s user may read them: for who may not see the revenue, the price
+    columns are left out and the plan (whose name carries its price) is named without it."""
+    if sees_revenue(request.user):
+        return list(names)
+    swap = {"plan": "plan_without_price", "detail_text": "detail_text_without_amounts"}
+    return [swap.get(name, name) for name in names if name not in PRICE_FIELDS]
+
+
+def plan_words(plan: SubscriptionPlan) -> str:
+    """The plan as its `__str__` names it, without the price: "Café 500 g — Mensal"."""
+    return f"{plan.variant} — {plan.get_cycle_display()}"
 
 
 def address_lines(destination: dict[str, str]) -> list[str]:
@@ -164,10 +186,14 @@ class SubscriptionCycleInline(CycleOrderLink, admin.TabularInline):
     extra = 0
     can_delete = False
     # `retry_on`: the day of a refused cycle's next attempt (card or Pix Automático), as the buyer's page says it.
-    fields = readonly_fields = (
+    fields = (
         "number", "due_date", "amount_display", "status", "retry_on", "stock_short", "order_link", "txid",
     )  # fmt: skip
+    readonly_fields = fields
     ordering = ("-number",)
+
+    def get_fields(self, request: HttpRequest, obj: Subscription | None = None) -> list[str]:
+        return without_prices(request, super().get_fields(request, obj))
 
     @admin.display(description=_("valor"))
     def amount_display(self, obj: SubscriptionCycle) -> str:
@@ -181,7 +207,11 @@ class SubscriptionEventInline(admin.TabularInline):
     model = SubscriptionEvent
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("created_at", "kind_words", "detail_text")
+    fields = ("created_at", "kind_words", "detail_text")
+    readonly_fields = (*fields, "detail_text_without_amounts")
+
+    def get_fields(self, request: HttpRequest, obj: Subscription | None = None) -> list[str]:
+        return without_prices(request, super().get_fields(request, obj))
 
     def has_add_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
         return False  # append-only timeline, written by the services
@@ -193,6 +223,10 @@ class SubscriptionEventInline(admin.TabularInline):
     @admin.display(description=_("detalhe"))
     def detail_text(self, event: SubscriptionEvent) -> str:
         return event_detail_text(event.detail) or "—"
+
+    @admin.display(description=_("detalhe"))
+    def detail_text_without_amounts(self, event: SubscriptionEvent) -> str:
+        return event_detail_text(event.detail, amounts=False) or "—"
 
 
 @admin.register(Subscription)
@@ -214,8 +248,18 @@ class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
         "pix_id_solic_rec", "pix_authorization_location", "card_brand", "card_last4", "card_customer_id", "card_id",
         "language_display", "platform_id", "cancelled_at", "created_at",
     )  # fmt: skip
-    readonly_fields = fields
+    readonly_fields = (*fields, "plan_without_price")
     first_cycle_price_display = brl_column("first_cycle_price", _("preço do primeiro ciclo"))
+
+    def get_fields(self, request: HttpRequest, obj: Subscription | None = None) -> list[str]:
+        return without_prices(request, super().get_fields(request, obj))
+
+    def get_list_display(self, request: HttpRequest) -> list[str]:
+        return without_prices(request, super().get_list_display(request))
+
+    @admin.display(description=_("plano"), ordering="plan")
+    def plan_without_price(self, obj: Subscription) -> str:
+        return plan_words(obj.plan)
 
     @admin.display(description=_("idioma"))
     def language_display(self, obj: Subscription) -> str:
@@ -357,6 +401,9 @@ class SubscriptionCycleAdmin(CycleOrderLink, admin.ModelAdmin):
     list_select_related = ("subscription",)
     search_fields = ("public_id", "txid", "order_id", "subscription__public_id", "subscription__buyer_email")
     ordering = ("due_date",)
+
+    def get_list_display(self, request: HttpRequest) -> list[str]:
+        return without_prices(request, super().get_list_display(request))
 
     @admin.display(description=_("valor"), ordering="amount")
     def amount_display(self, obj: SubscriptionCycle) -> str:

@@ -29,6 +29,7 @@ from orders.services import (
     return_request_approve,
     return_request_receive,
     return_request_refund,
+    return_request_refund_offline,
 )
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
@@ -489,3 +490,47 @@ def test_a_return_whose_refund_the_psp_refuses_does_not_say_refunded_bcp_ord_09(
     ret, refund = the_return()
     assert (ret["status"], refund["status"], ret["refund_amount"]) == ("refunded", "completed", line.unit_price)
     assert _hooks(fake_platform)[-1]["return_requests"][0]["status"] == "refunded"
+
+
+def test_a_return_whose_refund_the_psp_refused_paid_by_the_shop_outside_it_says_refunded_bcp_ord_09(
+    client: Client,
+    fake_platform: FakePlatform,
+    platform: NewPlatform,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Merchant gap (closing note, session 46): a `refund_failed` return the shop pays back by transfer or cash
+    ("Marcar como reembolsado por fora") is `refunded` in Get Order and in the order webhook, its refund
+    adjustment `completed`; nothing is sent to the PSP again."""
+    from payments.models import PixRefund
+
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-fora-1"})
+    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
+                       django_capture_on_commit_callbacks)  # fmt: skip
+    line = order.lines.get()
+    ask = {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]}
+    return_id = call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()["return_requests"][0]
+    return_id = return_id["id"]
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_approve(return_id=return_id, actor="maria")
+        return_request_receive(return_id=return_id, actor="maria")
+    with django_capture_on_commit_callbacks(execute=True):
+        return_request_refund(return_id=return_id, actor="maria")
+    failed = PixRefund.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.refund_settle(e2eid=failed.end_to_end_id, refund_id=failed.psp_refund_id, status="NAO_REALIZADO")
+    # when staff record that the shop paid it by bank transfer
+    with django_capture_on_commit_callbacks(execute=True):
+        assert return_request_refund_offline(return_id=return_id, means="transferencia", actor="maria").changed
+    # then Get Order says the return is refunded, through a completed refund of the same amount
+    got = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    assert schema_errors(got) == []
+    [ret] = got["return_requests"]
+    refund = {a["id"]: a for a in got["adjustments"]}[ret["refund_adjustment_id"]]
+    assert (ret["status"], refund["status"], ret["refund_amount"]) == ("refunded", "completed", line.unit_price)
+    assert refund["id"] != failed.refund_id and PixRefund.objects.count() == 1
+    # and so does the platform's last order webhook
+    assert _hooks(fake_platform)[-1]["return_requests"][0]["status"] == "refunded"
+    # and a second time changes nothing
+    assert not return_request_refund_offline(return_id=return_id, means="transferencia", actor="maria").changed

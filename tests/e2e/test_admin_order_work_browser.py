@@ -132,6 +132,13 @@ def test_delivery_address_corrected_on_a_phone_bad_fields_named_then_the_buyer_s
             page.fill("#id_city", "Rio de Janeiro")
             page.fill("#id_state", "")  # empty: the CEP's
             page.click("input[name=_submit]")
+            # the new CEP changes the freight: said before anything is saved, and asked
+            asked = page.locator(".field-confirm_freight .errorlist")
+            expect(asked).to_contain_text("Frete:")
+            expect(asked).to_contain_text("Nada foi salvo ainda")
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            page.check("#id_confirm_freight")
+            page.click("input[name=_submit]")
             expect(page.locator("ul.messagelist")).to_contain_text("Endereço de entrega salvo")
             buyer = browser.new_context(locale="pt-BR").new_page()
             buyer.goto(f"{live_server.url}/orders/{order.permalink_token}")

@@ -618,8 +618,14 @@ def test_staff_correct_the_delivery_address_each_bad_field_named_and_the_buyer_s
     assert order.destination["postal_code"] == "01310-100"  # nothing saved
     assert not OrderEvent.objects.filter(order=order, kind="destination_updated").exists()
 
+    # the new CEP changes the freight: said first, nothing saved (tests/shop/test_freight_labels.py), then ticked
+    asked = admin_client.post(url, ADDRESS).content.decode()
+    assert "Nada foi salvo ainda: confira e marque a caixa abaixo para salvar o endereço novo." in asked
+    order.refresh_from_db()
+    assert order.destination["postal_code"] == "01310-100"
     with django_capture_on_commit_callbacks(execute=True):
-        saved = admin_client.post(url, ADDRESS, follow=True).content.decode()
+        ticked = {**ADDRESS, "confirm_freight": "on", "freight_cep": "20040002"}
+        saved = admin_client.post(url, ticked, follow=True).content.decode()
     assert (
         "Endereço de entrega salvo (CEP, rua, número, complemento, bairro, cidade, UF). O comprador vê o novo na "
         "página do pedido e nos e-mails."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from typing import Any
@@ -130,3 +131,80 @@ def test_a_return_refund_the_psp_refuses_is_not_shown_refunded_and_can_be_refund
     request.refresh_from_db()
     assert request.status == "refunded"
     assert _queue_statuses(client) == ["Reembolsada"]
+
+
+def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outside_it(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    """Merchant gap (closing note, session 46): a `refund_failed` return could only be refunded again through the
+    PSP, while merchants often pay it by transfer or cash. “Marcar como reembolsado por fora” records it through
+    the shop's offline-refund path: nothing goes to the PSP, the timeline says how, the return is `refunded` and
+    the order's webhook say so (Get Order of an agent's return: tests/bcp_app/test_order_actions_rest.py). Staff
+    without “refund_order” cannot."""
+    from django.contrib.auth.models import Permission, User
+
+    from orders.models import OrderEvent, OutboxMessage
+
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
+    order = paid_order(django_capture_on_commit_callbacks)
+    line = order.lines.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        fulfillment_event_create(order_id=order.public_id, type="delivered")
+        request = return_request_create(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)],
+                                        reason_code="defective")  # fmt: skip
+    client = _refunder()
+    _step(client, order, request, "approve")
+    _step(client, order, request, "receive", restock="on")
+    with django_capture_on_commit_callbacks(execute=True):
+        _step(client, order, request, "refund")
+    request.refresh_from_db()
+    refund = PixRefund.objects.get(refund_id=request.refund_adjustment_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    request.refresh_from_db()
+    assert request.status == "refund_failed"
+    # given the action page offers paying it outside, naming the amount
+    action = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
+    assert "Marcar como reembolsado por fora" in action
+    assert "Só depois de devolver R$ 42,90 ao comprador fora da loja: nada é enviado ao PSP." in action
+    # when a staff member who may only view orders tries it, then nothing changes
+    viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
+    outsider = Client()
+    outsider.force_login(viewer)
+    form = {"request": request.public_id, "step": "refund_offline", "means": "transferencia"}
+    refused = outsider.post(f"/admin/orders/order/{order.public_id}/action/return-request/", form)
+    assert refused.status_code == 403
+    request.refresh_from_db()
+    assert request.status == "refund_failed"
+    # when “Outro” comes without saying how, then the field is named and nothing changes
+    page = _step(client, order, request, "refund_offline", means="outro", offline_note="")
+    assert "Conte como o valor foi devolvido." in page
+    request.refresh_from_db()
+    assert request.status == "refund_failed"
+    # when staff mark it paid by bank transfer
+    hooks_before = OutboxMessage.objects.filter(kind="order_changed").count()
+    with django_capture_on_commit_callbacks(execute=True):
+        page = _step(client, order, request, "refund_offline", means="transferencia", offline_note="TED 4242")
+    assert "Reembolso de R$ 42,90 da devolução registrado como feito pela loja, por fora." in page
+    # then the return is refunded, the money counted, nothing more sent to the PSP
+    request.refresh_from_db()
+    order.refresh_from_db()
+    assert request.status == "refunded" and request.refund_amount == 4290
+    settled = Adjustment.objects.get(public_id=request.refund_adjustment_id)
+    assert (settled.status, settled.amount) == ("completed", -4290)
+    assert PixRefund.objects.count() == 1 and order.refunded_amount == 4290
+    assert not OutboxMessage.objects.filter(key=f"refund:{settled.public_id}").exists()
+    assert OrderEvent.objects.filter(order=order, kind="refund_completed").last().message == (
+        "Reembolso de R$ 42,90 feito pela loja (transferência bancária)."
+    )
+    assert OrderEvent.objects.get(order=order, kind="note", internal=True).message == "Reembolso de R$ 42,90: TED 4242"
+    assert _queue_statuses(client) == ["Reembolsada"]
+    # and the presented order (Get Order) and the last order-changed row (the webhook) have the refund completed
+    assert {a["id"]: a["status"] for a in json.loads(order.bcp_json)["adjustments"]}[settled.public_id] == "completed"
+    hooks = list(OutboxMessage.objects.filter(kind="order_changed").order_by("id"))[hooks_before:]
+    assert [hook.payload["event"] for hook in hooks] == ["refund_requested", "refunded"]
+    # and a second click (a second tab) changes nothing
+    _step(client, order, request, "refund_offline", means="transferencia")
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 2

@@ -222,7 +222,12 @@ def test_an_accepted_dispute_returns_the_money_as_one_completed_refund(
     accept = {"decision": "accept", "justification": "Não reconhecemos o comprador; o pedido não foi enviado."}
     # Walk h44: the form names the order it is about, and the money leaves only once staff confirm it (no way back)
     form = admin_client.get(answer_url).content.decode()
-    assert f'<a href="/admin/orders/order/?q={infraction.reference}">ver o pedido</a>' in form
+    # Merchant gap (closing note, session 46): by its number, linked to its page, not "ver o pedido" alone
+    assert f'<a href="/admin/orders/order/{paid_order.pk}/change/">ver o pedido #{paid_order.number}</a>' in form
+    change = admin_client.get(f"/admin/payments/pixinfraction/{infraction.pk}/change/").content.decode()
+    listed = admin_client.get("/admin/payments/pixinfraction/").content.decode()
+    for page in (change, listed):
+        assert f'<a href="/admin/orders/order/{paid_order.pk}/change/">ver o pedido #{paid_order.number}</a>' in page
     assert "Confirmo devolver R$ 104,70 ao pagador (não dá para desfazer)" in form
     unconfirmed = admin_client.post(answer_url, accept)
     assert unconfirmed.status_code == 200

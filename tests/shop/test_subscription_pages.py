@@ -282,6 +282,50 @@ def test_the_next_charges_amounts_are_shown_only_to_who_may_see_the_revenue(
     assert ("R$ 39,90" in panel) is sees_amounts
 
 
+@pytest.mark.parametrize("revenue", [False, True])
+def test_the_subscription_admin_pages_show_prices_only_to_who_may_see_the_revenue(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_user_model: Any,
+    revenue: bool,
+) -> None:
+    """Merchant gap (closing note, session 46): the admin home's "Próximas cobranças" hides amounts from staff
+    without `orders.view_revenue` ("Pode ver faturamento"), but the subscription's own page, its list and the cycles
+    list showed the price per cycle, the first cycle's price, each cycle's amount and the plan named with its price
+    to anyone who may view subscriptions. The same rule now gates them; when, whose and which plan stay."""
+    from django.contrib.auth.models import Permission
+
+    # given an active subscription of R$ 39,90 and a staff member who may view subscriptions and their cycles
+    subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    member = django_user_model.objects.create_user("assinaturas", password="x", is_staff=True)
+    codenames = ["view_subscription", "view_subscriptioncycle"]
+    member.user_permissions.add(*Permission.objects.filter(content_type__app_label="shop", codename__in=codenames))
+    if revenue:
+        member.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_revenue"))
+    staff = Client()
+    staff.force_login(member)
+    # when they open the subscription's page, the subscriptions list and the cycles list
+    pages = {
+        url: staff.get(url)
+        for url in (
+            f"/admin/shop/subscription/{subscription.pk}/change/",
+            "/admin/shop/subscription/",
+            "/admin/shop/subscriptioncycle/",
+        )
+    }
+    # then each opens, names the subscription and its plan, and shows a price only to who may see the revenue
+    for url, response in pages.items():
+        html = response.content.decode()
+        assert response.status_code == 200, url
+        assert subscription.public_id in html, url
+        assert ("R$ 39,90" in html) is revenue, url
+    change = pages[f"/admin/shop/subscription/{subscription.pk}/change/"].content.decode()
+    assert f"{plan.variant} — {plan.get_cycle_display()}" in change and "Fulana de Tal" in change
+    assert ("preço por ciclo" in change.lower()) is revenue
+
+
 def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
     sandbox: None,
     plan: SubscriptionPlan,
