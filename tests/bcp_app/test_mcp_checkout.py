@@ -433,6 +433,8 @@ def test_get_checkout_unknown_is_an_error_response_bcp_chk_13(shopper: Shopper) 
 
 
 def test_catalog_lookup_and_get_product_bcp_cat_02_05(shopper: Shopper) -> None:
+    """BCP-CAT-02, BCP-CAT-03 (the unknown id leaves fewer products), BCP-CAT-04 (-32602 `request_too_large` above
+    the limit) and BCP-CAT-05 over MCP."""
     # when
     lookup = shopper.tool("lookup_catalog", catalog={"ids": ["SKU-CAFE-500G", "nope"]})
     product = shopper.tool("get_product", catalog={"id": "SKU-CAFE-500G"})

@@ -233,6 +233,7 @@ def test_unknown_checkout_is_not_found_with_http_200_bcp_chk_13(client: Client, 
 
 
 def test_update_is_full_replacement_bcp_chk_06(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-06: omitted fields cleared, unlisted lines removed."""
     created = create(client, headers).json()
     line = created["line_items"][0]
     body = {"line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 3}]}
@@ -271,6 +272,7 @@ def test_a_price_the_merchant_changed_since_create_is_said_on_update_bcp_chk_20(
 
 
 def test_ready_for_complete_shows_the_pix_charge_bcp_chk_07_pay_01(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-07: ready with all data and no message."""
     checkout = ready_checkout(client, headers)
     instrument = checkout["payment"]["instruments"][0]
     pix = instrument.pop("pix")
@@ -338,6 +340,7 @@ def test_complete_and_cancel_require_an_idempotency_key_bcp_idem_02(client: Clie
 def test_pix_complete_is_async_and_the_response_is_signed_bcp_chk_11_sig_06(
     client: Client, headers: dict[str, str]
 ) -> None:
+    """BCP-CHK-11: async → `complete_in_progress` without `order`."""
     checkout = ready_checkout(client, headers)
     response = complete(client, checkout["id"], headers)
     body = response.json()
@@ -364,6 +367,7 @@ def test_update_or_complete_during_in_progress_is_recoverable_bcp_chk_12(
 
 
 def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-09: no `continue_url` once terminal."""
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
     canceled = call(
@@ -387,6 +391,7 @@ def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(client: C
 
 
 def test_an_expired_checkout_says_so_and_asks_for_nothing_bcp_chk_15(client: Client, headers: dict[str, str]) -> None:
+    # BCP-CHK-15 (expired → canceled).
     """An expired checkout kept the errors of its last evaluation ("Informe o e-mail.", recoverable: BCP §5.1 "the
     platform fixes input") and gave no reason for its `canceled`: an agent went on to fix fields it could no longer
     change. It says it expired, in the checkout's language, and asks for no input; so does a canceled one."""
@@ -428,6 +433,7 @@ def test_an_expired_checkout_says_so_and_asks_for_nothing_bcp_chk_15(client: Cli
 def test_paid_pix_completes_with_an_order_bcp_chk_11_ord_05(
     client: Client, headers: dict[str, str], django_capture_on_commit_callbacks: Any
 ) -> None:
+    """BCP-CHK-11 (`completed` has `order{id, permalink_url}`); BCP-CHK-09 (none when terminal)."""
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
     # when the buyer pays in the sandbox PSP and its webhook settles the charge
@@ -479,6 +485,7 @@ def test_buyer_given_on_update_is_echoed(client: Client, headers: dict[str, str]
 
 
 def test_credentials_are_never_echoed_bcp_chk_22_pay_04(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-22: no payment credentials in responses; the instrument returned is display-only."""
     created = create(client, headers).json()
     body = full_update(created, pix=False)
     body["payment"] = {
