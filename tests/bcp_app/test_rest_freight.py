@@ -188,3 +188,32 @@ def test_the_selected_option_is_charged_and_required_before_ready_bcp_ful_07_ful
         {"type": "fulfillment", "display_text": "SEDEX", "amount": cost},
         {"type": "total", "amount": 8580 + cost},
     ]
+
+
+def test_without_the_fulfillment_extension_the_buyer_chooses_the_delivery_bcp_ful_01_chk_08(
+    client: Client, fake_platform: FakePlatform
+) -> None:
+    """BCP-FUL-01 / BCP-NEG-08 leave a platform without the fulfillment extension no way to name a delivery, yet
+    a physical item needs one (BCP §9). Its checkout answered `incomplete` with a `recoverable` error at
+    `$.fulfillment`, "the platform fixes input" (BCP §5.1), which it cannot: it stayed stuck. The buyer chooses
+    the delivery on the shop's page: `requires_escalation`, `continue_url`, severity `requires_buyer_input`
+    (BCP-CHK-08). A platform that negotiated the extension still fixes it itself (`recoverable`)."""
+    catalog()
+    profile = fake_platform.profile()
+    del profile["ucp"]["capabilities"]["br.dev.bcp.shopping.fulfillment"]
+    without = agent(fake_platform.serve_json("/sem-frete.json", profile))
+    body = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}], "buyer": BUYER}
+
+    handed = create(client, without, body).json()
+    extended = create(client, agent(fake_platform.publish()), body).json()
+
+    assert handed["status"] == "requires_escalation"
+    assert handed["continue_url"].startswith("https://loja.example.com.br/checkout/" + handed["id"])
+    assert [(m["code"], m["severity"], m["path"]) for m in handed["messages"] if m["type"] == "error"] == [
+        ("field_required", "requires_buyer_input", "$.fulfillment")
+    ]
+    assert "fulfillment" not in handed
+    assert extended["status"] == "incomplete"
+    assert [(m["code"], m["severity"]) for m in extended["messages"] if m["type"] == "error"] == [
+        ("field_required", "recoverable")
+    ]
