@@ -11,7 +11,7 @@ BCP presenter only map what is stored.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -342,7 +342,16 @@ def evaluate(
         ),
     )
     rejections.extend(ful.rejections)
-    messages: list[CheckoutMessage] = [*line_messages, *buyer_messages, *ful.messages, *coupon_eval.messages]
+    ful_messages = ful.messages
+    if data.fulfillment_by_buyer:
+        # The caller cannot write the delivery (BCP-NEG-08): only the buyer, on `continue_url`, can (BCP §4.2).
+        ful_messages = [
+            replace(m, severity="requires_buyer_input")
+            if m.type == "error" and m.path.startswith("$.fulfillment")
+            else m
+            for m in ful.messages
+        ]
+    messages: list[CheckoutMessage] = [*line_messages, *buyer_messages, *ful_messages, *coupon_eval.messages]
     if not planned:
         messages.insert(0, _err("field_required", _("Adicione ao menos um item."), "$.line_items"))
     if not data.caller_may_complete:

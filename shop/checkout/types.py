@@ -198,6 +198,9 @@ class CheckoutInput:
     # False: an agent the store does not let complete (bcp_app/service/trust.py) writes it, so the checkout is
     # handed to the buyer (`requires_escalation`, BCP §4) and no Pix charge is issued that no order could follow.
     caller_may_complete: bool = True
+    # True: the caller cannot write `fulfillment` (an agent that did not negotiate the extension, BCP-NEG-08), so
+    # a physical checkout's delivery is the buyer's to choose on `continue_url` (`requires_escalation`, BCP §4.2).
+    fulfillment_by_buyer: bool = False
 
 
 @dataclass(frozen=True)

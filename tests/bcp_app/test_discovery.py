@@ -31,6 +31,7 @@ def profile(client: Client) -> dict[str, Any]:
 
 
 def test_profile_has_version_services_and_handlers_bcp_disc_01(client: Client) -> None:
+    """BCP-DISC-01: 200 JSON with `ucp.version` 2026-07-28, `ucp.services` and `ucp.payment_handlers`."""
     body = profile(client)
     assert body["ucp"]["version"] == VERSION
     assert set(body["ucp"]) == {"version", "services", "capabilities", "payment_handlers"}
@@ -155,23 +156,46 @@ def test_unmounted_transports_are_not_advertised_bcp_disc_07(client: Client, set
     assert [s["transport"] for s in services] == ["rest"]
 
 
-def test_cache_headers_and_etag_bcp_disc_04(client: Client) -> None:
+def test_cache_headers_and_etag_bcp_disc_04(client: Client, django_user_model: Any) -> None:
+    """BCP-DISC-04: answered directly (no redirect), `Cache-Control: public, max-age≥60`, never private/no-store/
+    no-cache, also to a logged-in merchant and on a 304 (HTTPS itself is the deployment's: BCP-SEC-01)."""
     response = client.get("/.well-known/bcp")
+    assert (response.status_code, response["Content-Type"]) == (200, "application/json; charset=utf-8")
     assert response["Cache-Control"] == "public, max-age=300"
     assert re.fullmatch(r'"[0-9a-f]{32}"', response["ETag"])
     again = client.get("/.well-known/bcp", headers={"If-None-Match": response["ETag"]})
     assert again.status_code == 304
     assert again["ETag"] == response["ETag"]
+    assert again["Cache-Control"] == "public, max-age=300"
+    client.force_login(django_user_model.objects.create_superuser("dona", "dona@example.com.br", "senha-longa-1"))
+    logged_in = client.get("/.well-known/bcp", headers={"Accept-Language": "en"})
+    assert (logged_in.status_code, logged_in["Cache-Control"]) == (200, "public, max-age=300")
+    assert "Cookie" not in logged_in.get("Vary", "") and not logged_in.cookies
 
 
 def test_keys_are_public_es256_jwks_with_unique_kid_bcp_disc_05(client: Client) -> None:
-    keys = profile(client)["keys"]
+    """BCP-DISC-05: keys only in the top-level `keys[]` (no `keys`/`jwk` member anywhere under `ucp`), public
+    JWKs with unique `kid`, and the ES256 key the shop signs with (webhooks, responses)."""
+    document = profile(client)
+
+    def members(node: Any) -> set[str]:
+        if isinstance(node, dict):
+            return set(node).union(*(members(v) for v in node.values()))
+        if isinstance(node, list):
+            return set().union(*(members(v) for v in node))
+        return set()
+
+    assert not members(document["ucp"]) & {"keys", "jwk", "jwks"}
+    keys = document["keys"]
+    assert len({k["kid"] for k in keys}) == len(keys)
+    assert (keys[0]["kty"], keys[0]["crv"], keys[0]["alg"]) == ("EC", "P-256", "ES256")
     assert keys == [public_jwk()]
     assert keys[0]["kid"] == "loja-2026-07"
     assert "d" not in keys[0]
 
 
 def test_payment_handlers_have_version_and_unique_ids_bcp_disc_08(client: Client) -> None:
+    """BCP-DISC-08: every payment handler entry has `version` and an `id` unique in the profile."""
     handlers = profile(client)["ucp"]["payment_handlers"]
     pix = handlers["br.dev.bcp.pix"][0]
     assert pix == {
@@ -195,6 +219,15 @@ def test_payment_handlers_have_version_and_unique_ids_bcp_disc_08(client: Client
     assert (card["id"], card["available_instruments"]) == ("gpay", [{"type": "card"}])
     ids = [entry["id"] for entries in handlers.values() for entry in entries]
     assert len(ids) == len(set(ids))
+    # each with a version (a vendor's handler keeps its own, e.g. Google Pay's 2026-01-11)
+    versions = [entry["version"] for entries in handlers.values() for entry in entries]
+    assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", v) for v in versions) and len(versions) == len(ids)
+
+
+def test_supported_versions_only_maps_dates_to_profiles_of_that_version_bcp_disc_06(client: Client) -> None:
+    """BCP-DISC-06: the shop speaks only 2026-07-28, so its BCP profile names no `supported_versions` (no date
+    without a profile of that version, no non-date key); the older UCP versions live on `/.well-known/ucp`."""
+    assert "supported_versions" not in profile(client)["ucp"]
 
 
 def test_the_pix_handler_names_the_merchant_as_the_payers_app_shows_it(client: Client) -> None:

@@ -433,6 +433,8 @@ def test_get_checkout_unknown_is_an_error_response_bcp_chk_13(shopper: Shopper) 
 
 
 def test_catalog_lookup_and_get_product_bcp_cat_02_05(shopper: Shopper) -> None:
+    """BCP-CAT-02, BCP-CAT-03 (the unknown id leaves fewer products), BCP-CAT-04 (-32602 `request_too_large` above
+    the limit) and BCP-CAT-05 over MCP."""
     # when
     lookup = shopper.tool("lookup_catalog", catalog={"ids": ["SKU-CAFE-500G", "nope"]})
     product = shopper.tool("get_product", catalog={"id": "SKU-CAFE-500G"})
@@ -452,3 +454,36 @@ def test_catalog_lookup_and_get_product_bcp_cat_02_05(shopper: Shopper) -> None:
         -32602,
         "Campo inválido $.catalog.pagination.cursor: cursor desconhecido.",
     )
+
+
+def test_an_unexpected_failure_is_32603_without_internals_and_changes_nothing_bcp_err_06(shopper: Shopper) -> None:
+    """BCP-ERR-06 over MCP: the database refuses the checkout's write for a reason the shop did not foresee (a
+    trigger stands in for any server fault); the agent gets -32603 with HTTP 500, no internals, nothing stored."""
+    from django.db import connection
+
+    from shop.models import Checkout
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION err06_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'segredo interno: /srv/app/settings.py'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER err06_refuse BEFORE INSERT ON shop_checkout FOR EACH ROW EXECUTE FUNCTION err06_refuse()"
+        )
+    try:
+        arguments = {
+            "meta": shopper.meta(),
+            "checkout": {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]},
+        }
+        response = raw_post(shopper.url, tools_call("create_checkout", arguments), headers=shopper.headers)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER err06_refuse ON shop_checkout")
+            cursor.execute("DROP FUNCTION err06_refuse()")
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert error["code"] == -32603
+    assert "segredo" not in response.text and "settings.py" not in response.text
+    assert error["data"]["code"] == "internal_error"
+    assert not Checkout.objects.exists()

@@ -94,6 +94,7 @@ def test_readme_lists_every_tool_and_the_ones_that_need_an_idempotency_key() -> 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 def test_initialize_and_tools_list_on_both_protocol_eras_bcp_mcp_01(live_mcp, mode: str, version: str) -> None:
+    """BCP-CAT-08: with lookup advertised, `lookup_catalog` and `get_product` are listed."""
     # when a 2026-07-28 client (discover) and a handshake-era client (initialize) connect
     negotiated, server_info, tools = list_tools(live_mcp.mcp_url, mode)
     # then both see the same tools

@@ -132,6 +132,7 @@ def test_a_product_id_for_a_line_item_names_the_variant_ids_bcp_chk_05(client: C
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)  # real WSGI requests: each one commits and closes like production
 def test_schemathesis_finds_no_server_errors_bcp_err_06(fake_platform: FakePlatform) -> None:
+    # BCP-ERR-06: no 5xx for any generated input.
     """Fuzz every operation of the ninja OpenAPI (bounded examples); no response may be a 5xx."""
     catalog()
     agent_header = f'profile="{fake_platform.publish()}"'
@@ -159,6 +160,7 @@ def _fuzz(operation: Any, agent_header: str, failures: list[str]) -> None:
 
 @pytest.mark.django_db
 def test_unexpected_failure_is_500_without_internals_bcp_err_06(client: Client, headers: dict[str, str]) -> None:
+    """BCP-ERR-06: 500 `internal_error`, no internals, nothing stored."""
     from django.db import connection
 
     def crash(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:

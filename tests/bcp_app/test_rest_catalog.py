@@ -85,6 +85,7 @@ def test_search_finds_products_with_prices_as_objects_bcp_cat_06(client: Client,
 def test_search_in_a_category_the_shop_does_not_have_is_an_empty_result_bcp_cat_07(
     client: Client, headers: dict[str, str]
 ) -> None:
+    # BCP-CAT-07: `has_next_page` is present on an empty result too.
     """BCP §16: an empty result is `products: []` (with `has_next_page`), not an error: an agent filtering by a
     category slug it guessed gets nothing, as it would for a query that matches nothing (it was a 400)."""
     camiseta()
@@ -104,6 +105,7 @@ def test_search_in_a_category_the_shop_does_not_have_is_an_empty_result_bcp_cat_
 
 
 def test_search_paginates_with_a_cursor_default_limit_10_bcp_cat_07(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CAT-07: cursor pagination, default limit 10, `has_next_page` on every page."""
     category = Category.objects.create(name="Cafés", slug="cafes")
     for n in range(12):
         product = Product.objects.create(title=f"Café {n:02d}", slug=f"cafe-{n:02d}", category=category)
@@ -142,6 +144,7 @@ def test_search_paginates_with_a_cursor_default_limit_10_bcp_cat_07(client: Clie
 
 
 def test_lookup_deduplicates_and_correlates_inputs_bcp_cat_02_03(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CAT-02 (ids deduplicated, product once, `inputs`); BCP-CAT-03 (unknown id: fewer products)."""
     product = camiseta()
     body = call(client, "post", "/catalog/lookup", headers, {"ids": ["CAM-G", "CAM-P", "CAM-G", "NAO-EXISTE"]}).json()
     assert len(body["products"]) == 1
@@ -167,13 +170,17 @@ def test_lookup_deduplicates_and_correlates_inputs_bcp_cat_02_03(client: Client,
 
 
 def test_lookup_accepts_ten_ids_and_refuses_too_many_bcp_cat_04(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CAT-04: ≥ 10 ids accepted (the limit, 50, too); above it 400 `request_too_large`."""
     ok = call(client, "post", "/catalog/lookup", headers, {"ids": [f"X-{n}" for n in range(10)]})
     assert (ok.status_code, ok.json()["products"]) == (200, [])
+    limit = call(client, "post", "/catalog/lookup", headers, {"ids": [f"X-{n}" for n in range(50)]})
+    assert (limit.status_code, limit.json()["products"]) == (200, [])
     too_many = call(client, "post", "/catalog/lookup", headers, {"ids": [f"X-{n}" for n in range(51)]})
     assert (too_many.status_code, too_many.json()["code"]) == (400, "request_too_large")
 
 
 def test_get_product_puts_the_requested_variant_first_bcp_cat_05(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CAT-05: the requested variant first, `selected` when the product has options."""
     camiseta()
     body = call(client, "post", "/catalog/product", headers, {"id": "CAM-G"}).json()
     product = body["product"]
@@ -200,6 +207,7 @@ def test_get_product_puts_the_requested_variant_first_bcp_cat_05(client: Client,
 
 
 def test_get_product_unknown_is_not_found_bcp_cat_05(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CAT-05: an unknown id is an Error Response `not_found`."""
     body = call(client, "post", "/catalog/product", headers, {"id": "prod_nada"}).json()
     assert body == {
         "ucp": {
@@ -214,6 +222,7 @@ def test_get_product_unknown_is_not_found_bcp_cat_05(client: Client, headers: di
 
 
 def test_variant_ids_work_as_checkout_item_ids_bcp_cat_08(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CAT-08: the REST lookup endpoint answers and variant ids work as checkout `item.id`."""
     camiseta()
     variant_id = call(client, "post", "/catalog/lookup", headers, {"ids": ["CAM-P"]}).json()["products"][0]["variants"][
         0

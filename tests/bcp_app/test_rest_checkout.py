@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,7 +20,7 @@ from shop.models import Checkout, Product
 from shop.store.services import store_row
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import BUYER, PIX, call, catalog, complete, create, full_update, ready_checkout
-from tests.shop.checkout_factories import make_variant
+from tests.shop.checkout_factories import make_coupon, make_variant
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 CHECKOUT_CAPS = {
@@ -234,6 +234,7 @@ def test_unknown_checkout_is_not_found_with_http_200_bcp_chk_13(client: Client, 
 
 
 def test_update_is_full_replacement_bcp_chk_06(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-06: omitted fields cleared, unlisted lines removed."""
     created = create(client, headers).json()
     line = created["line_items"][0]
     body = {"line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 3}]}
@@ -272,6 +273,7 @@ def test_a_price_the_merchant_changed_since_create_is_said_on_update_bcp_chk_20(
 
 
 def test_ready_for_complete_shows_the_pix_charge_bcp_chk_07_pay_01(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-07: ready with all data and no message."""
     checkout = ready_checkout(client, headers)
     instrument = checkout["payment"]["instruments"][0]
     pix = instrument.pop("pix")
@@ -339,6 +341,7 @@ def test_complete_and_cancel_require_an_idempotency_key_bcp_idem_02(client: Clie
 def test_pix_complete_is_async_and_the_response_is_signed_bcp_chk_11_sig_06(
     client: Client, headers: dict[str, str]
 ) -> None:
+    """BCP-CHK-11: async → `complete_in_progress` without `order`."""
     checkout = ready_checkout(client, headers)
     response = complete(client, checkout["id"], headers)
     body = response.json()
@@ -365,6 +368,7 @@ def test_update_or_complete_during_in_progress_is_recoverable_bcp_chk_12(
 
 
 def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-09: no `continue_url` once terminal."""
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
     canceled = call(
@@ -388,6 +392,7 @@ def test_cancel_then_everything_is_refused_unrecoverably_bcp_chk_09_14(client: C
 
 
 def test_an_expired_checkout_says_so_and_asks_for_nothing_bcp_chk_15(client: Client, headers: dict[str, str]) -> None:
+    # BCP-CHK-15 (expired → canceled).
     """An expired checkout kept the errors of its last evaluation ("Informe o e-mail.", recoverable: BCP §5.1 "the
     platform fixes input") and gave no reason for its `canceled`: an agent went on to fix fields it could no longer
     change. It says it expired, in the checkout's language, and asks for no input; so does a canceled one."""
@@ -429,6 +434,7 @@ def test_an_expired_checkout_says_so_and_asks_for_nothing_bcp_chk_15(client: Cli
 def test_paid_pix_completes_with_an_order_bcp_chk_11_ord_05(
     client: Client, headers: dict[str, str], django_capture_on_commit_callbacks: Any
 ) -> None:
+    """BCP-CHK-11 (`completed` has `order{id, permalink_url}`); BCP-CHK-09 (none when terminal)."""
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
     # when the buyer pays in the sandbox PSP and its webhook settles the charge
@@ -480,6 +486,7 @@ def test_buyer_given_on_update_is_echoed(client: Client, headers: dict[str, str]
 
 
 def test_credentials_are_never_echoed_bcp_chk_22_pay_04(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-22: no payment credentials in responses; the instrument returned is display-only."""
     created = create(client, headers).json()
     body = full_update(created, pix=False)
     body["payment"] = {
@@ -573,3 +580,181 @@ def test_the_buyers_preferred_payment_handler_comes_first_and_is_open_on_the_buy
     assert not re.search(r'value="pix"[^>]*checked', page)
     other = client.get(plain["continue_url"].removeprefix("https://loja.example.com.br")).content.decode()
     assert re.search(r'value="pix"[^>]*checked', other)
+
+
+def test_a_completed_checkout_has_its_order_and_never_changes_bcp_chk_03_chk_09_chk_11(
+    client: Client, headers: dict[str, str], django_capture_on_commit_callbacks: Any
+) -> None:
+    """BCP-CHK-03 (six statuses, moves per §4.2, `completed` never changes), BCP-CHK-09 (`continue_url` in every
+    non-terminal answer, none in terminal ones), BCP-CHK-11 (async → `complete_in_progress` without `order`;
+    `completed` always with `order{id, permalink_url}`), as an agent sees them over REST."""
+    statuses = []
+    created = create(client, headers).json()
+    statuses.append(created["status"])
+    ready = ready_checkout(client, headers)
+    statuses.append(ready["status"])
+    in_progress = complete(client, ready["id"], headers).json()
+    statuses.append(in_progress["status"])
+    for body in (created, ready, in_progress):
+        assert body["continue_url"].startswith("https://loja.example.com.br/checkout/" + body["id"])
+        assert "order" not in body
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    path = f"/checkout-sessions/{ready['id']}"
+    completed = call(client, "get", path, headers).json()
+    statuses.append(completed["status"])
+    assert statuses == ["incomplete", "ready_for_complete", "complete_in_progress", "completed"]
+    assert set(completed["order"]) == {"id", "permalink_url"} and "continue_url" not in completed
+
+    refused = [
+        call(client, "put", path, headers, full_update(ready)).json(),
+        complete(client, ready["id"], headers, key="k-complete-again").json(),
+        call(client, "post", f"{path}/cancel", {**headers, "Idempotency-Key": "k-cancel-done"}, {}).json(),
+    ]
+    for body in refused:
+        assert (body["status"], body["order"]) == ("completed", completed["order"])
+        assert "continue_url" not in body
+        assert (body["messages"][-1]["code"], body["messages"][-1]["severity"]) == (
+            "invalid_checkout_status",
+            "unrecoverable",
+        )
+    assert call(client, "get", path, headers).json() == completed
+
+
+def test_complete_needs_ready_for_complete_and_exactly_one_instrument_bcp_chk_10(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """BCP-CHK-10: complete from `incomplete` answers the errors that block it; from `ready_for_complete` with zero
+    or two instruments it answers `payment_failed` at `$.payment.instruments`; no order either way."""
+    from orders.models import Order
+
+    created = create(client, headers).json()
+    early = complete(client, created["id"], headers, key="k-early").json()
+    assert early["status"] == "incomplete"
+    assert ("field_required", "recoverable") in [(m["code"], m["severity"]) for m in early["messages"]]
+    ready = ready_checkout(client, headers)
+    for n, instruments in enumerate(([], [PIX, {**PIX, "id": "instr_2"}])):
+        body = call(
+            client,
+            "post",
+            f"/checkout-sessions/{ready['id']}/complete",
+            {**headers, "Idempotency-Key": f"k-instruments-{n}"},
+            {"payment": {"instruments": instruments}},
+        ).json()
+        assert body["status"] not in ("complete_in_progress", "completed") and "order" not in body
+        assert [(m["code"], m["severity"], m["path"]) for m in body["messages"] if m["type"] == "error"] == [
+            ("payment_failed", "recoverable", "$.payment.instruments")
+        ]
+    assert not Order.objects.exists()
+    assert Checkout.objects.get(public_id=ready["id"]).status == "ready_for_complete"
+
+
+def test_update_from_ready_clears_every_omitted_writable_field_bcp_chk_06(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """BCP-CHK-06 from a ready checkout: an update with only the lines clears buyer, fulfillment choice and
+    payment (full replacement), and the checkout is `incomplete` again."""
+    ready = ready_checkout(client, headers)
+    line = ready["line_items"][0]
+    body = call(
+        client,
+        "put",
+        f"/checkout-sessions/{ready['id']}",
+        headers,
+        {"line_items": [{"id": line["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}]},
+    ).json()
+    assert body["status"] == "incomplete"
+    assert "buyer" not in body and "payment" not in body
+    assert body["fulfillment"]["methods"] == []
+    assert body["totals"] == [{"type": "subtotal", "amount": 8580}, {"type": "total", "amount": 8580}]
+
+
+def test_the_same_state_and_input_give_the_same_answer_bcp_chk_23(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-23: deterministic logic; the same full update sent three times answers the same checkout."""
+    ready = ready_checkout(client, headers)
+    body = full_update(ready)
+    answers = [call(client, "put", f"/checkout-sessions/{ready['id']}", headers, body).json() for _ in range(3)]
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0]["status"] == "ready_for_complete"
+
+
+def test_money_stays_integer_centavos_within_2_53_bcp_chk_17(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-17: the largest quantity JSON carries exactly (2^53 − 1) of a made-to-order item is capped and said
+    (integer centavos, exact); one more is refused as invalid input, and nothing is created."""
+    variant = make_variant("SKU-ENCOMENDA", price=999999, stock=0, title="Mesa sob encomenda")
+    variant.allow_backorder = True
+    variant.save()
+    largest = create(client, headers, {"line_items": [{"item": {"id": "SKU-ENCOMENDA"}, "quantity": 2**53 - 1}]})
+    body = largest.json()
+    quantity = body["line_items"][0]["quantity"]
+    assert largest.status_code == 201 and quantity < 2**53 - 1
+    assert body["line_items"][0]["totals"][-1] == {"type": "total", "amount": 999999 * quantity}
+    assert all(isinstance(t["amount"], int) and abs(t["amount"]) <= 2**53 - 1 for t in body["totals"])
+    assert ("quantity_adjusted", "$.line_items[0].quantity") in [(m["code"], m.get("path")) for m in body["messages"]]
+    beyond = create(client, headers, {"line_items": [{"item": {"id": "SKU-ENCOMENDA"}, "quantity": 2**53}]})
+    assert (beyond.status_code, beyond.json()["code"]) == (400, "invalid_request")
+    assert Checkout.objects.count() == 1
+
+
+def test_a_new_checkout_expires_six_hours_after_creation_bcp_chk_15(client: Client, headers: dict[str, str]) -> None:
+    """BCP-CHK-15: `expires_at` on every non-terminal checkout, by default creation + 6 h (RFC 3339 UTC)."""
+    before = timezone.now().replace(microsecond=0)
+    body = create(client, headers).json()
+    after = timezone.now()
+    expires = datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
+    assert body["expires_at"].endswith("Z")
+    assert before + timedelta(hours=6) <= expires <= after + timedelta(hours=6)
+
+
+def test_discount_codes_replace_clear_and_echo_case_insensitively_bcp_dsc_01_dsc_03(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """BCP-DSC-01: `codes` replace the earlier ones, are matched case-insensitively and echoed as sent; omitted
+    or `[]` clears them. BCP-DSC-03: a rejected code stays in `codes`, is not applied, and a `discount_code_*`
+    warning points at `$.discounts.codes[i]`."""
+    make_coupon("BEMVINDO10", percent=10)
+    created = create(
+        client,
+        headers,
+        {
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 2}],
+            "discounts": {"codes": ["nada", "bemvindo10"]},
+        },
+    ).json()
+    path = f"/checkout-sessions/{created['id']}"
+    lines = [{"id": created["line_items"][0]["id"], "item": {"id": "SKU-CAFE-500G"}, "quantity": 2}]
+
+    def update(discounts: dict[str, Any] | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"line_items": lines}
+        if discounts is not None:
+            body["discounts"] = discounts
+        return call(client, "put", path, headers, body).json()
+
+    assert created["discounts"]["codes"] == ["nada", "bemvindo10"]
+    assert [a["code"] for a in created["discounts"]["applied"]] == ["BEMVINDO10"]
+    assert [(m["code"], m["path"]) for m in created["messages"] if m["type"] == "warning"] == [
+        ("discount_code_invalid", "$.discounts.codes[0]")
+    ]
+    replaced = update({"codes": ["BemVindo10"]})
+    assert (replaced["discounts"]["codes"], [a["code"] for a in replaced["discounts"]["applied"]]) == (
+        ["BemVindo10"],
+        ["BEMVINDO10"],
+    )
+    assert not [m for m in replaced["messages"] if m["type"] == "warning"]
+    for cleared in (update({"codes": []}), update(None)):
+        assert cleared["discounts"] == {"codes": [], "applied": []}
+        assert [t["type"] for t in cleared["totals"]] == ["subtotal", "total"]
+
+
+def test_eligibility_claims_the_shop_does_not_verify_change_nothing_bcp_dsc_05(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """BCP-DSC-05: the shop grants no price effect for `context.eligibility` claims, so none is provisional and
+    none can be unresolved at completion: the claim is ignored (BCP §4.1) and the checkout completes as without."""
+    ready = ready_checkout(client, headers)
+    body = {**full_update(ready), "context": {"eligibility": ["br.dev.bcp.estudante", "com.example.loyalty_gold"]}}
+    claimed = call(client, "put", f"/checkout-sessions/{ready['id']}", headers, body).json()
+    assert claimed["status"] == "ready_for_complete"
+    assert claimed["totals"] == ready["totals"] and claimed["discounts"] == {"codes": [], "applied": []}
+    assert "messages" not in claimed
+    assert complete(client, ready["id"], headers).json()["status"] == "complete_in_progress"

@@ -34,6 +34,7 @@ def line_ids(checkout):
 
 
 def test_create_minimal_is_incomplete_with_required_field_errors_bcp_chk_07():
+    """BCP-CHK-07: missing data keeps it out of `ready_for_complete`."""
     # given a variant and shipping methods
     make_variant(price=4290, stock=10)
     make_shipping()
@@ -267,6 +268,7 @@ def test_update_with_unknown_line_id_changes_nothing():
 
 
 def test_same_state_and_input_give_same_result_bcp_chk_23():
+    """BCP-CHK-23."""
     make_variant()
     make_shipping()
     created = checkout_create(data=full_input(LineInput("SKU-CAFE-500G", 2), option="pac"))

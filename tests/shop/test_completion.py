@@ -69,6 +69,7 @@ def test_card_decline_is_payment_failed_and_releases_stock_bcp_pay_06():
 
 
 def test_complete_needs_exactly_one_known_instrument_bcp_chk_10_pay_03():
+    """BCP-CHK-10: exactly one instrument, else errors and no order."""
     checkout = ready_checkout()
     cases = [
         ((), "$.payment.instruments"),
@@ -527,6 +528,7 @@ def test_the_only_pickup_point_closed_before_complete_is_one_clear_message_bcp_f
 
 
 def test_a_coupon_disabled_before_a_pix_complete_is_said_as_disabled_not_unknown_bcp_dsc_03():
+    # BCP-DSC-03.
     """QA walk: the store deactivated the coupon the agent had applied, between its update and its Pix complete.
     The complete rightly refused (the total moved, a new Pix) but said "Cupom 'BEMVINDO10' não encontrado."
     about a code it had applied a moment before. Now it says the coupon is no longer available; no order."""

@@ -41,6 +41,7 @@ def warnings(result):
 
 
 def test_percentage_coupon_case_insensitive_and_echoed_bcp_dsc_01():
+    """BCP-DSC-01: case-insensitive, echoed."""
     make_coupon("BEMVINDO10", percent=10)
     result = create(("bemvindo10",))
     assert totals(result) == [("subtotal", 10000, ""), ("discount", -1000, "Cupom BEMVINDO10"), ("total", 9000, "")]
@@ -133,6 +134,7 @@ def test_per_email_limit_is_user_ineligible():
 
 
 def test_empty_codes_clear_discounts_bcp_dsc_01():
+    """BCP-DSC-01: `[]` clears."""
     make_coupon("DEZ", percent=10)
     created = create(("DEZ",))
     lid = created.checkout.lines.all()[0].public_id

@@ -139,6 +139,7 @@ def test_storefront_columns_and_postal_address_are_equivalent():
 
 
 def test_pickup_location_selection_bcp_ful_02():
+    """BCP-FUL-02: `business_location` with `name`."""
     make_variant()
     make_shipping()
     location = make_location()
@@ -216,6 +217,7 @@ def test_an_unknown_method_type_is_named_not_called_unavailable_shipping_bcp_ful
 
 
 def test_destination_id_is_kept_across_updates_and_can_be_referenced_bcp_ful_04():
+    """BCP-FUL-04."""
     make_variant()
     make_shipping()
     created = create(fulfillment=shipping(option="pac"))

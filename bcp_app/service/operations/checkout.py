@@ -102,6 +102,7 @@ def _checkout_input(ctx: RequestContext, body: CheckoutWrite, *, update: bool) -
         signals=dict(body.signals or {}),
         offered_handler_ids=_offered(ctx),
         caller_may_complete=trust.refusal(ctx, trust.CHECKOUT_COMPLETE) is None,
+        fulfillment_by_buyer=not ctx.has(FULFILLMENT),
     )
 
 
