@@ -23,6 +23,7 @@ from orders.models import (
     FulfillmentMethod,
     OrderLine,
 )
+from orders.selectors import shipment_of_step
 from orders.services._common import (
     clean_line_quantities,
     clean_text,
@@ -62,6 +63,11 @@ _ON_ITS_WAY = _LIMITS[FulfillmentEventType.IN_TRANSIT]
 # What hands goods over, refused while the payer disputes the Pix (MED); a delivery is a handover unless a
 # carrier already took the goods (then it only confirms what left before the dispute).
 HELD_WHILE_DISPUTED = (FulfillmentEventType.SHIPPED, FulfillmentEventType.READY_FOR_PICKUP)
+# Carrier steps the buyer hears about by e-mail (not every scan: "em trânsito" sends nothing), once per shipment each.
+STEP_EMAILS = {
+    FulfillmentEventType.OUT_FOR_DELIVERY: EmailKind.OUT_FOR_DELIVERY,
+    FulfillmentEventType.FAILED_ATTEMPT: EmailKind.DELIVERY_FAILED,
+}
 
 
 def correios_code_valid(code: str) -> bool:
@@ -258,6 +264,10 @@ def fulfillment_event_create(
         schedule_email(order, EmailKind.SHIPPED, ref=event.public_id)
     elif kind == FulfillmentEventType.DELIVERED:
         schedule_email(order, EmailKind.DELIVERED, ref=event.public_id)
+    elif kind in STEP_EMAILS:
+        shipment = shipment_of_step(event)
+        if shipment is not None:  # keyed by the shipment: a second "saiu para entrega" of the parcel sends nothing
+            schedule_email(order, STEP_EMAILS[kind], ref=shipment.public_id)
     notify_changed(order, kind)
     return event
 

@@ -403,3 +403,43 @@ def test_order_e_mails_are_byte_identical_to_the_stored_rendering(django_capture
         GOLDEN.write_text(dump, encoding="utf-8")
     assert len(mail.outbox) == 14
     assert dump == GOLDEN.read_text(encoding="utf-8")
+
+
+STEPS_GOLDEN = Path(__file__).parent / "fixtures" / "step_emails.expected.txt"
+
+
+def test_carrier_step_e_mails_are_byte_identical_to_the_stored_rendering(django_capture_on_commit_callbacks, settings):
+    """The carrier's steps the buyer is told of (out for delivery; delivery failed or waiting at the agency, with the
+    carrier's note), in Portuguese and English: the shipment's tracking code and link, the parcel's items, the order
+    page (fixtures/step_emails.expected.txt; regenerate with ORDER_EMAILS_WRITE_GOLDEN=1 after a deliberate change)."""
+    settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
+    numbers: dict[int, str] = {}
+    dynamic: dict[str, str] = {}
+    for language, name in (("pt-br", "A"), ("en", "B")):
+        order = _place(django_capture_on_commit_callbacks, language=language)
+        numbers[order.number] = name
+        dynamic[order.permalink_token] = f"TOKEN-{name}"
+        shirt = order.lines.get(sku="CAM")
+        with django_capture_on_commit_callbacks(execute=True):
+            order_ship(
+                order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 2)]
+            )
+        mail.outbox.clear()
+        for step, note in (
+            ("in_transit", "Objeto em transferência - por favor aguarde"),
+            ("out_for_delivery", "Objeto saiu para entrega ao destinatário"),
+            ("failed_attempt", "Objeto aguardando retirada no endereço indicado"),
+        ):
+            with django_capture_on_commit_callbacks(execute=True):
+                fulfillment_event_create(
+                    order_id=order.public_id, type=step, tracking_number="BR123456785BR", description=note
+                )
+        assert len(mail.outbox) == 2  # "em trânsito" sends nothing
+        dump = _golden_dump(numbers, dynamic)
+        numbers.clear()
+        if language == "pt-br":
+            first = dump
+    both = first + dump
+    if os.environ.get("ORDER_EMAILS_WRITE_GOLDEN"):
+        STEPS_GOLDEN.write_text(both, encoding="utf-8")
+    assert both == STEPS_GOLDEN.read_text(encoding="utf-8")
