@@ -32,7 +32,7 @@ from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from orders.arrival import arrival_window, window_words
+from orders.arrival import arrival_window, expectation_words, window_words
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label, units_text
 from orders.models import (
@@ -421,7 +421,9 @@ def _arrival_estimate(order: Order, kind: str, event: FulfillmentEvent | None) -
             )
             if window:
                 return _("previsão de entrega %(when)s") % {"when": window_words(window)}
-    return order.fulfillment_description
+    # The checkout's words (Portuguese), said again in the reader's language from the days it kept.
+    shipping = [e for e in order.expectations.all() if e.method_type == "shipping" and e.days_min is not None]
+    return expectation_words(shipping[0]) if len(shipping) == 1 else order.fulfillment_description
 
 
 def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> EmailMultiAlternatives:
@@ -481,12 +483,6 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "event": event,
         "items": shown,
         "closed": closed,
-        # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
-        # not all delivered), as the order page shows its estimates.
-        # (A carrier step's e-mail says where the parcel is: no estimate made at the shipment.)
-        "arrival_estimate": ""
-        if closed or all_delivered(lines) or kind in STEP_TYPES
-        else _arrival_estimate(order, kind, event),
         **_step_context(order, kind, event),
         "partial": partial,
         "cancelled_items": units_text((quantity, title) for title, _sku, quantity in cancelled_items),
@@ -517,6 +513,13 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         **_shop_context(),
     }
     with translation.override(order.language or settings.LANGUAGE_CODE):
+        # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
+        # not all delivered), as the order page shows its estimates; a carrier step's e-mail says where the parcel
+        # is (no estimate made at the shipment). In the buyer's language (it was worded before the override: an
+        # English shipped e-mail said "previsão de entrega entre 09/12 e 11/12").
+        context["arrival_estimate"] = (
+            "" if closed or all_delivered(lines) or kind in STEP_TYPES else _arrival_estimate(order, kind, event)
+        )
         context["money_rows"] = money_rows(order, adjustments)
         context["payment_text"] = (
             f"{payment_type_label(order.payment_type)} — {payment_status_label(order.payment_status)}"

@@ -17,7 +17,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from orders.arrival import arrival_window, last_shipment, window_words
+from orders.arrival import arrival_window, expectation_words, last_shipment, window_words
 from orders.errors import OrderError
 from orders.labels import units_text
 from orders.lookup import lookup_allowed, order_lookup_request
@@ -193,7 +193,7 @@ def _promise(expectation: FulfillmentExpectation, order: Order) -> str:
     """What an expectation still in the shop promises: "Chega entre 09/12 e 11/12" when its days count from the
     payment, else its words ("Chega em 3 a 5 dias úteis": the carrier's days start at a posting not known yet)."""
     window = arrival_window(expectation, order, shipped_at=None)
-    return _("Chega %(when)s") % {"when": window_words(window)} if window else expectation.description
+    return _("Chega %(when)s") % {"when": window_words(window)} if window else expectation_words(expectation)
 
 
 def _on_the_way(
@@ -218,7 +218,7 @@ def _on_the_way(
     window = arrival_window(expectation, order, shipped_at=since)
     return [
         {
-            "estimate": expectation.description,
+            "estimate": expectation_words(expectation),
             "window": window_words(window) if window else "",
             "since": since,
             "items": items,

@@ -209,6 +209,24 @@ def test_shipped_e_mail_dates_the_arrival_from_the_quotes_days(django_capture_on
     assert "SEDEX · Previsão de entrega entre 09/12 e 11/12" in shipped.alternatives[0][0]
 
 
+def test_english_shipped_e_mail_dates_the_arrival_in_english(django_capture_on_commit_callbacks):
+    """The estimate was worded before the e-mail switched to the buyer's language: an English shipped e-mail said
+    "Previsão de entrega entre 09/12 e 11/12"."""
+    placed = replace(make_checkout(lines=[("CAM", 3000, 2)], freight=800, language="en"), fulfillment_days=(3, 5))
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    assert "Delivery: SEDEX · Arrives in 3 to 5 business days" in mail.outbox[-1].body  # not shipped: no dates yet
+    with django_capture_on_commit_callbacks(execute=True):
+        fulfillment_event_create(
+            order_id=order.public_id,
+            type="shipped",
+            tracking_number="BR123456785BR",
+            occurred_at=datetime(2026, 12, 4, 11, 0, tzinfo=ZoneInfo("America/Sao_Paulo")),
+        )
+    shipped = mail.outbox[-1]
+    assert "Delivery: SEDEX · Estimated delivery between 12/09 and 12/11" in shipped.body
+
+
 def test_english_e_mail(django_capture_on_commit_callbacks):
     _place(django_capture_on_commit_callbacks, language="en")
     body = mail.outbox[0].body
