@@ -8,6 +8,7 @@ from datetime import datetime
 from urllib.parse import quote, urlsplit
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.text import format_lazy
@@ -17,6 +18,7 @@ from django.utils.translation import ngettext_lazy
 from orders.errors import OrderError
 from orders.labels import units_text
 from orders.models import (
+    EmailDelivery,
     EmailKind,
     FulfillmentEvent,
     FulfillmentEventType,
@@ -264,6 +266,13 @@ def fulfillment_event_create(
         schedule_email(order, EmailKind.SHIPPED, ref=event.public_id)
     elif kind == FulfillmentEventType.DELIVERED:
         schedule_email(order, EmailKind.DELIVERED, ref=event.public_id)
+        if not any(line.quantity_shipped > line.quantity_delivered for line in known.values()):
+            # Nothing on its way any more: a carrier step's e-mail not sent yet is stale (a late poll brought "saiu
+            # para entrega" and "entregue" together); the delivered e-mail says it all. One not claimed by a sender.
+            EmailDelivery.objects.filter(
+                Q(claimed_until__isnull=True) | Q(claimed_until__lt=timezone.now()),
+                order=order, kind__in=STEP_EMAILS.values(), sent_at__isnull=True,
+            ).delete()  # fmt: skip
     elif kind in STEP_EMAILS:
         shipment = shipment_of_step(event)
         if shipment is not None:  # keyed by the shipment: a second "saiu para entrega" of the parcel sends nothing

@@ -367,3 +367,24 @@ def test_out_for_delivery_and_a_failed_delivery_are_e_mailed_once_per_shipment_a
     assert sorted(EmailDelivery.objects.filter(order=order, kind__in=steps).values_list("kind", flat=True)) == [
         "delivery_failed", "out_for_delivery",
     ]  # fmt: skip
+
+
+def test_a_late_poll_that_brings_out_for_delivery_and_delivered_together_e_mails_only_the_delivery(
+    correios: FakeCorreios,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """The "saiu para entrega" e-mail, still unsent when the delivery is applied, would reach the buyer after (or with)
+    "Seu pedido foi entregue": it is dropped."""
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    code = label.tracking_code
+    correios.add_event(code, "PO", "01", "2026-12-05T10:00:00", "Objeto postado")
+    correios.add_event(code, "OEC", "01", "2026-12-06T08:00:00", "Objeto saiu para entrega ao destinatário")
+    correios.add_event(code, "BDE", "01", "2026-12-06T14:00:00", "Objeto entregue ao destinatário")
+    mail.outbox.clear()
+    with captured(execute=True):
+        assert tracking_poll_due() == 3
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
+        f"Seu pedido #{order.number} foi enviado", f"Seu pedido #{order.number} foi entregue",
+    ]  # fmt: skip
+    assert not EmailDelivery.objects.filter(order=order, kind="out_for_delivery").exists()
