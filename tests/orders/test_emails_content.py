@@ -457,6 +457,10 @@ def test_carrier_step_e_mails_are_byte_identical_to_the_stored_rendering(django_
         numbers.clear()
         if language == "pt-br":
             first = dump
+    # staff's "resend e-mail" of a step: the same e-mail (the shipment of the latest such step)
+    for index, kind in enumerate(("out_for_delivery", "delivery_failed")):
+        again = build_order_email(order, kind, ref="resend:1", to="ana@example.com.br")
+        assert (again.subject, again.body) == (mail.outbox[index].subject, mail.outbox[index].body)
     both = first + dump
     if os.environ.get("ORDER_EMAILS_WRITE_GOLDEN"):
         STEPS_GOLDEN.write_text(both, encoding="utf-8")
