@@ -59,6 +59,8 @@ _IN_TRANSIT = {"RO", "DO", "PAR", "TRI"}
 _DELIVERY = {"BDE", "BDI", "BDR"}
 _DELIVERED_TYPES = {"01"}
 _RETURNED_TYPES = {"23"}  # "Objeto devolvido ao remetente"
+# "Objeto aguardando retirada no endereço indicado": not delivered, waiting at an agency for the buyer (told by e-mail).
+_AWAITING_PICKUP = {"LDI"}
 
 
 def _rejected(response: Response) -> str:
@@ -84,6 +86,8 @@ def event_kind(code: str, type_: str) -> TrackingKind:
             return "delivered"
         if type_ in _RETURNED_TYPES:
             return "returned"
+        return "failed_attempt"
+    if code in _AWAITING_PICKUP:
         return "failed_attempt"
     return "other"
 

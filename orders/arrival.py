@@ -123,6 +123,32 @@ def expectation_arrival(
     return arrival_window(expectation, order, shipped_at=last_shipment(progress.planned, events) if sent else None)
 
 
+def shipping_days_words(days_min: int, days_max: int) -> str:
+    """A delivery promise in business days, in the active language: "Chega em 3 a 5 dias úteis" (the checkout's
+    words for a shipping option, shop.checkout.fulfillment.days_text, which says them with this)."""
+    if days_max == 0:
+        return _("Chega hoje")
+    if days_min == days_max:
+        return ngettext("Chega em %(n)d dia útil", "Chega em %(n)d dias úteis", days_max) % {"n": days_max}
+    if days_min == 0:
+        return ngettext("Chega em até %(n)d dia útil", "Chega em até %(n)d dias úteis", days_max) % {"n": days_max}
+    return ngettext("Chega em %(min)d a %(max)d dia útil", "Chega em %(min)d a %(max)d dias úteis", days_max) % {
+        "min": days_min,
+        "max": days_max,
+    }
+
+
+def expectation_words(expectation: FulfillmentExpectation) -> str:
+    """What a shipping expectation promises, in the reader's language. The checkout stored its words in Portuguese
+    ("Chega em 3 a 5 dias úteis"); when it kept the carrier's days counted from the shipment (the shop set no
+    "prazo de postagem"), they are said again from the days, so an English page or e-mail reads "Arrives in 3 to 5
+    business days". Words staff re-worded, or kept without days, stay as written."""
+    low, high = expectation.days_min, expectation.days_max
+    if expectation.days_from != DeliveryDaysFrom.SHIPPING or low is None or high is None:
+        return expectation.description
+    return shipping_days_words(low, high)
+
+
 def _day(day: date) -> str:
     # Translators: a day and month without the year, as in "entre 09/12 e 11/12" (Django's date format letters).
     return formats.date_format(day, pgettext("arrival day", "d/m"))

@@ -102,6 +102,9 @@ class EmailKind(models.TextChoices):
     INVOICE = "invoice", _("Nota fiscal emitida")
     ORDER_LINK = "order_link", _("Link do pedido")  # asked on /pedido: only the link, not the whole order again
     RETURN_UPDATE = "return_update", _("Resposta sobre a devolução")  # approved or rejected (issue 35)
+    # The carrier's steps of a shipment the buyer is told of (once per shipment each): orders/services/fulfillment.py
+    OUT_FOR_DELIVERY = "out_for_delivery", _("Saiu para entrega")
+    DELIVERY_FAILED = "delivery_failed", _("Entrega não realizada")
 
 
 class ReturnStatus(models.TextChoices):

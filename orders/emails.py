@@ -32,7 +32,7 @@ from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from orders.arrival import arrival_window, window_words
+from orders.arrival import arrival_window, expectation_words, window_words
 from orders.extras import order_extras
 from orders.labels import payment_status_label, payment_type_label, units_text
 from orders.models import (
@@ -45,7 +45,7 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.net_value import item_discount, lines_net_value
-from orders.selectors import return_window_days
+from orders.selectors import return_window_days, shipment_of_step, shipment_tracking_now
 from orders.summary import all_delivered, installments_text, is_closed, money_rows, pickup_hours
 
 logger = logging.getLogger(__name__)
@@ -309,6 +309,13 @@ _SUBJECTS = {
     "invoice": gettext_lazy("Nota fiscal do pedido #%(number)s"),
     "order_link": gettext_lazy("Link para acompanhar o pedido #%(number)s"),
     "return_update": gettext_lazy("Sua devolução do pedido #%(number)s"),
+    "out_for_delivery": gettext_lazy("Seu pedido #%(number)s saiu para entrega"),
+    "delivery_failed": gettext_lazy("A entrega do seu pedido #%(number)s não foi feita"),
+}
+# The carrier's steps of a shipment e-mailed to the buyer (ref: the shipment), by the event type of the step.
+STEP_TYPES = {
+    "out_for_delivery": FulfillmentEventType.OUT_FOR_DELIVERY,
+    "delivery_failed": FulfillmentEventType.FAILED_ATTEMPT,
 }
 
 
@@ -347,9 +354,31 @@ def _event_and_adjustment(order: Order, kind: str, ref: str) -> tuple[Fulfillmen
         adjustment = Adjustment.objects.filter(order=order, public_id=ref).first()
     elif kind in ("shipped", "delivered"):  # a resend: the latest event of that kind
         event = FulfillmentEvent.objects.filter(order=order, type=kind).order_by("-occurred_at", "-id").first()
+    elif kind in STEP_TYPES:  # a resend: the shipment of the latest such step
+        step = FulfillmentEvent.objects.filter(order=order, type=STEP_TYPES[kind]).order_by("-occurred_at", "-id")
+        event = shipment_of_step(step[0]) if step else None
     elif kind == "refunded":
         adjustment = Adjustment.objects.filter(order=order, type="refund").order_by("-occurred_at", "-id").first()
     return event, adjustment
+
+
+def _step_context(order: Order, kind: str, shipment: FulfillmentEvent | None) -> dict[str, Any]:
+    """A carrier step's e-mail (out for delivery, delivery failed): the shipment's tracking code as it stands now
+    (staff's latest correction), and the carrier's latest note of that step for that code ("Objeto aguardando
+    retirada no endereço indicado"), in the carrier's words."""
+    if kind not in STEP_TYPES or shipment is None:
+        return {"step_tracking": None, "step_note": ""}
+    tracking = shipment_tracking_now(order_id=order.public_id, shipment_id=shipment.public_id) or shipment
+    step = (
+        FulfillmentEvent.objects.filter(order=order, type=STEP_TYPES[kind], tracking_number=tracking.tracking_number)
+        .order_by("-occurred_at", "-id")
+        .first()
+    )
+    note = step.description if step is not None else ""
+    return {
+        "step_tracking": tracking,
+        "step_note": "" if note == str(FulfillmentEventType(STEP_TYPES[kind]).label) else note,
+    }
 
 
 def _refunded_items(order: Order, lines: list[OrderLine], refund: Adjustment | None) -> list[tuple[str, int, int]]:
@@ -392,7 +421,9 @@ def _arrival_estimate(order: Order, kind: str, event: FulfillmentEvent | None) -
             )
             if window:
                 return _("previsão de entrega %(when)s") % {"when": window_words(window)}
-    return order.fulfillment_description
+    # The checkout's words (Portuguese), said again in the reader's language from the days it kept.
+    shipping = [e for e in order.expectations.all() if e.method_type == "shipping" and e.days_min is not None]
+    return expectation_words(shipping[0]) if len(shipping) == 1 else order.fulfillment_description
 
 
 def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> EmailMultiAlternatives:
@@ -405,6 +436,8 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
     live = [line for line in lines if line.quantity_total]
     if kind == "shipped":
         partial = any(line.quantity_shipped < line.quantity_total for line in live)
+    elif kind in STEP_TYPES:
+        partial = False  # about one parcel: its items are listed
     elif kind == "delivered":
         partial = not all_delivered(lines)
     else:
@@ -424,7 +457,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
     closed = is_closed(order)
     return_days = return_window_days(order)
     bought_items = kind == "refunded" and any(line.quantity_total < line.quantity_original for line in lines)
-    if kind in ("shipped", "delivered"):
+    if kind in ("shipped", "delivered", *STEP_TYPES):
         items = [(line.title, line.sku, quantity, line.unit_price * quantity) for line, quantity in event_items]
     elif closed or bought_items:
         # Cancelled (every line at 0), or a refund after units were returned or cancelled: the buyer reads the items
@@ -450,9 +483,7 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "event": event,
         "items": shown,
         "closed": closed,
-        # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
-        # not all delivered), as the order page shows its estimates.
-        "arrival_estimate": "" if closed or all_delivered(lines) else _arrival_estimate(order, kind, event),
+        **_step_context(order, kind, event),
         "partial": partial,
         "cancelled_items": units_text((quantity, title) for title, _sku, quantity in cancelled_items),
         "cancel_refund_amount": -cancel_refund.amount if cancel_refund is not None else 0,
@@ -482,6 +513,13 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         **_shop_context(),
     }
     with translation.override(order.language or settings.LANGUAGE_CODE):
+        # "Chega em 3 a 5 dias úteis" only while something is still on its way to the buyer (not cancelled,
+        # not all delivered), as the order page shows its estimates; a carrier step's e-mail says where the parcel
+        # is (no estimate made at the shipment). In the buyer's language (it was worded before the override: an
+        # English shipped e-mail said "previsão de entrega entre 09/12 e 11/12").
+        context["arrival_estimate"] = (
+            "" if closed or all_delivered(lines) or kind in STEP_TYPES else _arrival_estimate(order, kind, event)
+        )
         context["money_rows"] = money_rows(order, adjustments)
         context["payment_text"] = (
             f"{payment_type_label(order.payment_type)} — {payment_status_label(order.payment_status)}"

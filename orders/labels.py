@@ -221,3 +221,36 @@ _STORED_REASONS = frozenset({CANCELED_BY_BUYER, CANCELED_BY_PLATFORM, READY_FOR_
 
 def stored_reason_label(text: str) -> str:
     return _(text) if text in _STORED_REASONS else text
+
+
+# What the Correios write for a tracking event (SRO "descricao"), kept as the event's note. The ones that only say the
+# step again are not shown beside it ("Saiu para entrega — Objeto saiu para entrega ao destinatário"); the ones that
+# tell the buyer something are said in the reader's language (an English page read "Delivery attempt failed —
+# Carteiro não atendido"). Any other carrier's note is shown as written.
+_CARRIER_REPEATS = {
+    "shipped": frozenset({"Objeto postado"}),
+    "in_transit": frozenset({"Objeto em transferência - por favor aguarde", "Objeto em trânsito - por favor aguarde"}),
+    "out_for_delivery": frozenset({"Objeto saiu para entrega ao destinatário"}),
+    "delivered": frozenset({"Objeto entregue ao destinatário"}),
+    "returned_to_sender": frozenset({"Objeto devolvido ao remetente"}),
+}
+_CARRIER_NOTES = frozenset(
+    {
+        gettext_noop("Carteiro não atendido"),
+        gettext_noop("Destinatário ausente"),
+        gettext_noop("Endereço incorreto"),
+        gettext_noop("Objeto aguardando retirada no endereço indicado"),
+    }
+)
+
+
+def carrier_note_label(text: str) -> str:
+    """A carrier's note in the reader's language when it is one the Correios write, else as written."""
+    return _(text) if text in _CARRIER_NOTES else text
+
+
+def event_note(event_type: str, text: str) -> str:
+    """The note shown beside a fulfillment event's step: "" when it only repeats the step."""
+    if text in _CARRIER_REPEATS.get(event_type, ()):
+        return ""
+    return carrier_note_label(stored_reason_label(text))

@@ -908,6 +908,24 @@ def shipment_tracking_now(*, order_id: str, shipment_id: str) -> FulfillmentEven
     return current_tracking(shipment, events) if shipment is not None else None
 
 
+def shipment_of_step(event: FulfillmentEvent) -> FulfillmentEvent | None:
+    """The shipment a carrier step (out for delivery, failed attempt) is about: the one whose tracking code is the
+    step's now (staff's latest correction of it counts), else the latest shipment of any of its lines. One query."""
+    shipped = list(
+        FulfillmentEvent.objects.filter(
+            order_id=event.order_id,
+            type__in=[FulfillmentEventType.SHIPPED, FulfillmentEventType.TRACKING_CORRECTED],
+        ).order_by("occurred_at", "pk")
+    )
+    shipments = [e for e in shipped if e.type == FulfillmentEventType.SHIPPED]
+    if event.tracking_number:
+        same = [s for s in shipments if current_tracking(s, shipped).tracking_number == event.tracking_number]
+        if same:
+            return same[-1]
+    lines = {str(item["id"]) for item in event.line_items}
+    return next((s for s in reversed(shipments) if any(str(i["id"]) in lines for i in s.line_items)), None)
+
+
 def orders_sharing_tracking(tracking_number: str, *, order: Order) -> list[int]:
     """Numbers of the other orders whose shipment carries `tracking_number` now (as stored: upper case, no
     spaces; a code later corrected away does not count), lowest first: staff entering a code already used are

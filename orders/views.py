@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +18,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from orders.arrival import arrival_window, last_shipment, window_words
+from orders.arrival import arrival_window, expectation_words, last_shipment, window_words
 from orders.errors import OrderError
 from orders.labels import units_text
 from orders.lookup import lookup_allowed, order_lookup_request
@@ -151,6 +152,7 @@ def _page(
         refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND and a.status != "failed"]
         # Corrections replace: the buyer sees each shipment once, with its latest code (and no correction rows).
         shown = [event for event in events if event.type != FulfillmentEventType.TRACKING_CORRECTED]
+        one_parcel = sum(event.type == FulfillmentEventType.SHIPPED for event in events) == 1
         context = {
             "order": order,
             "order_words": order_words(order, ready=ready, came_back=bool(came_back)),
@@ -169,6 +171,8 @@ def _page(
                     "event": event,
                     "items": [(titles.get(i["id"], i["id"]), i["quantity"]) for i in event.line_items],
                     "tracking": current_tracking(event, events),  # the shipment, or its latest correction
+                    # One parcel: its scans need not repeat its items and code on every row of a phone's screen.
+                    "brief": one_parcel and event.type in _SCANS,
                 }
                 for event in reversed(shown)
             ],
@@ -193,7 +197,7 @@ def _promise(expectation: FulfillmentExpectation, order: Order) -> str:
     """What an expectation still in the shop promises: "Chega entre 09/12 e 11/12" when its days count from the
     payment, else its words ("Chega em 3 a 5 dias úteis": the carrier's days start at a posting not known yet)."""
     window = arrival_window(expectation, order, shipped_at=None)
-    return _("Chega %(when)s") % {"when": window_words(window)} if window else expectation.description
+    return _("Chega %(when)s") % {"when": window_words(window)} if window else expectation_words(expectation)
 
 
 def _on_the_way(
@@ -218,12 +222,33 @@ def _on_the_way(
     window = arrival_window(expectation, order, shipped_at=since)
     return [
         {
-            "estimate": expectation.description,
+            "estimate": expectation_words(expectation),
             "window": window_words(window) if window else "",
             "since": since,
             "items": items,
+            "step": _last_step(progress.planned, events, since),
         }
     ]
+
+
+# The carrier's scans of a parcel on its way, after its shipment.
+_SCANS = (FulfillmentEventType.IN_TRANSIT, FulfillmentEventType.OUT_FOR_DELIVERY, FulfillmentEventType.FAILED_ATTEMPT)
+
+
+def _last_step(line_ids: Iterable[str], events: list[FulfillmentEvent], since: datetime | None) -> str:
+    """Where the parcel of these lines is, by the carrier's latest scan since the last shipment: "out_for_delivery",
+    "failed_attempt" (not delivered, or waiting at the agency) or "" (on its way). A buyer whose parcel waited at the
+    post office read "A caminho" and an arrival estimate (QA walk at 360 px)."""
+    lines = set(line_ids)
+    scans = [
+        e
+        for e in events
+        if e.type in _SCANS
+        and (since is None or e.occurred_at >= since)
+        and any(str(i["id"]) in lines for i in e.line_items)
+    ]
+    latest = max(scans, key=lambda e: (e.occurred_at, e.pk), default=None)
+    return latest.type if latest is not None and latest.type != FulfillmentEventType.IN_TRANSIT else ""
 
 
 # --- cancel and return by the buyer (issue 35): the same services as the agents' order_actions extension -----

@@ -8,6 +8,7 @@ from datetime import datetime
 from urllib.parse import quote, urlsplit
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.text import format_lazy
@@ -17,12 +18,14 @@ from django.utils.translation import ngettext_lazy
 from orders.errors import OrderError
 from orders.labels import units_text
 from orders.models import (
+    EmailDelivery,
     EmailKind,
     FulfillmentEvent,
     FulfillmentEventType,
     FulfillmentMethod,
     OrderLine,
 )
+from orders.selectors import shipment_of_step
 from orders.services._common import (
     clean_line_quantities,
     clean_text,
@@ -62,6 +65,11 @@ _ON_ITS_WAY = _LIMITS[FulfillmentEventType.IN_TRANSIT]
 # What hands goods over, refused while the payer disputes the Pix (MED); a delivery is a handover unless a
 # carrier already took the goods (then it only confirms what left before the dispute).
 HELD_WHILE_DISPUTED = (FulfillmentEventType.SHIPPED, FulfillmentEventType.READY_FOR_PICKUP)
+# Carrier steps the buyer hears about by e-mail (not every scan: "em trânsito" sends nothing), once per shipment each.
+STEP_EMAILS = {
+    FulfillmentEventType.OUT_FOR_DELIVERY: EmailKind.OUT_FOR_DELIVERY,
+    FulfillmentEventType.FAILED_ATTEMPT: EmailKind.DELIVERY_FAILED,
+}
 
 
 def correios_code_valid(code: str) -> bool:
@@ -258,6 +266,17 @@ def fulfillment_event_create(
         schedule_email(order, EmailKind.SHIPPED, ref=event.public_id)
     elif kind == FulfillmentEventType.DELIVERED:
         schedule_email(order, EmailKind.DELIVERED, ref=event.public_id)
+        if not any(line.quantity_shipped > line.quantity_delivered for line in known.values()):
+            # Nothing on its way any more: a carrier step's e-mail not sent yet is stale (a late poll brought "saiu
+            # para entrega" and "entregue" together); the delivered e-mail says it all. One not claimed by a sender.
+            EmailDelivery.objects.filter(
+                Q(claimed_until__isnull=True) | Q(claimed_until__lt=timezone.now()),
+                order=order, kind__in=STEP_EMAILS.values(), sent_at__isnull=True,
+            ).delete()  # fmt: skip
+    elif kind in STEP_EMAILS:
+        shipment = shipment_of_step(event)
+        if shipment is not None:  # keyed by the shipment: a second "saiu para entrega" of the parcel sends nothing
+            schedule_email(order, STEP_EMAILS[kind], ref=shipment.public_id)
     notify_changed(order, kind)
     return event
 

@@ -8,7 +8,9 @@ from kernel.money import format_brl
 from orders.labels import (
     adjustment_label,
     adjustment_status_label,
+    carrier_note_label,
     event_label,
+    event_note,
     line_status_label,
     order_status_label,
     payment_status_label,
@@ -31,3 +33,10 @@ register.filter("line_status_label", line_status_label)
 register.filter("order_status_label", order_status_label)
 register.filter("payment_status_label", payment_status_label)
 register.filter("stored_reason", stored_reason_label)
+register.filter("carrier_note", carrier_note_label)
+
+
+@register.filter
+def note_of(event: object) -> str:
+    """The note beside a fulfillment event (`labels.event_note`): "" when it only repeats the step."""
+    return event_note(str(getattr(event, "type", "")), str(getattr(event, "description", "")))

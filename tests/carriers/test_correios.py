@@ -96,8 +96,10 @@ def test_tracking_maps_sro_events_oldest_first(fake: tuple[Correios, FakeCorreio
 
 
 def test_sro_codes_to_kinds() -> None:
-    assert [event_kind(c, t) for c, t in (("BDE", "23"), ("BDI", "20"), ("FC", "01"), ("PAR", "16"))] == [
+    codes = (("BDE", "23"), ("BDI", "20"), ("FC", "01"), ("PAR", "16"), ("LDI", "01"))
+    assert [event_kind(c, t) for c, t in codes] == [
         "returned", "failed_attempt", "other", "in_transit",
+        "failed_attempt",  # "Objeto aguardando retirada no endereço indicado": not delivered, waits at the agency
     ]  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -163,5 +163,85 @@ def test_every_order_state_renders_on_a_360px_phone(live_server, transactional_d
                 assert width <= inner, (state, width, inner)
                 shot = page.screenshot(path=str(shots / f"order-{state}-360.png"), full_page=True)
                 assert shot.startswith(b"\x89PNG"), state
+        finally:
+            browser.close()
+
+
+def _on_its_way_with_carrier_steps(language: str) -> Order:
+    """Shipped by Correios (dated: the quote's 3 to 5 business days), then the carrier's scans: in transit, out for
+    delivery, a failed attempt and the parcel waiting at the agency, each with the Correios' own words."""
+    checkout = replace(
+        make_checkout(lines=TWO_ITEMS, payment_type="manual", language=language), fulfillment_days=(3, 5)
+    )
+    order = order_place_from_checkout(checkout=checkout)
+    friday = datetime(2026, 12, 4, 15, 0, tzinfo=ZoneInfo("America/Sao_Paulo"))
+    fulfillment_event_create(
+        order_id=order.public_id, type="shipped", tracking_number="BR123456785BR", occurred_at=friday
+    )
+    for step, hours, note in (
+        ("in_transit", 20, "Objeto em transferência - por favor aguarde"),
+        ("out_for_delivery", 90, "Objeto saiu para entrega ao destinatário"),
+        ("failed_attempt", 96, "Carteiro não atendido"),
+        ("failed_attempt", 114, "Objeto aguardando retirada no endereço indicado"),
+    ):
+        fulfillment_event_create(
+            order_id=order.public_id, type=step, tracking_number="BR123456785BR", description=note,
+            occurred_at=friday + timedelta(hours=hours),
+        )  # fmt: skip
+    return order
+
+
+WORDS = {
+    "pt-br": {
+        "step": "Entrega não realizada",
+        "failed": "Veja no rastreio abaixo se ela vai tentar de novo ou onde retirar o pacote",
+        "waiting": "Tentativa de entrega sem sucesso — Objeto aguardando retirada no endereço indicado",
+        "out": "Saiu para entrega",
+        "not": ["A caminho", "Objeto saiu para entrega"],
+    },
+    "en": {
+        "step": "Delivery failed",
+        "failed": "See the tracking below for a new attempt or where to pick the parcel up",
+        "waiting": "Delivery attempt failed — Waiting for pickup at the address shown in the tracking",
+        "out": "Out for delivery",
+        "not": ["Objeto", "Carteiro", "Chega", "On its way"],
+    },
+}
+
+
+@pytest.mark.parametrize("language", ["pt-br", "en"])
+def test_a_shipped_order_with_the_carriers_steps_reads_right_on_a_360px_phone(
+    live_server, transactional_db, tmp_path: Path, language: str
+) -> None:
+    """QA walk at 360 px of a shipped order the carrier could not deliver: the page said "A caminho" and an estimate
+    while the parcel waited at the agency, the Correios' Portuguese notes on an English page (some only saying the
+    step again), and the same items and code on every scan."""
+    from playwright.sync_api import expect, sync_playwright
+
+    order = _on_its_way_with_carrier_steps(language)
+    shots = Path(SCREENSHOT_DIR) if SCREENSHOT_DIR else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_context(locale=language, viewport={"width": 360, "height": 740}).new_page()
+            page.goto(f"{live_server.url}/orders/{order.permalink_token}")
+            width, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert width <= inner, (width, inner)
+            page.screenshot(path=str(shots / f"order-carrier-steps-{language}-360.png"), full_page=True)
+            words = WORDS[language]
+            # where the parcel is, not "A caminho" with an arrival estimate while it waits at the agency
+            expect(page.get_by_test_id("on-the-way-step")).to_have_text(words["step"])
+            expect(page.get_by_test_id("delivery-failed")).to_contain_text(words["failed"])
+            assert page.get_by_test_id("arrival-estimate").count() == 0
+            timeline = page.get_by_test_id("order-events")
+            expect(timeline).to_contain_text(words["waiting"])
+            expect(timeline).to_contain_text(words["out"] + "\n")  # its note only said the step again
+            # one parcel: its code and items once (on the shipment), not on every scan of a phone's screen
+            expect(page.get_by_test_id("tracking-link")).to_have_count(1)
+            text = page.get_by_test_id("order-page").inner_text()
+            assert text.count("2× Produto CAM, 1× Produto BONE") == 2  # on the way, and the shipment
+            for portuguese in words["not"]:
+                assert portuguese not in text, portuguese
         finally:
             browser.close()

@@ -209,6 +209,24 @@ def test_shipped_e_mail_dates_the_arrival_from_the_quotes_days(django_capture_on
     assert "SEDEX · Previsão de entrega entre 09/12 e 11/12" in shipped.alternatives[0][0]
 
 
+def test_english_shipped_e_mail_dates_the_arrival_in_english(django_capture_on_commit_callbacks):
+    """The estimate was worded before the e-mail switched to the buyer's language: an English shipped e-mail said
+    "Previsão de entrega entre 09/12 e 11/12"."""
+    placed = replace(make_checkout(lines=[("CAM", 3000, 2)], freight=800, language="en"), fulfillment_days=(3, 5))
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    assert "Delivery: SEDEX · Arrives in 3 to 5 business days" in mail.outbox[-1].body  # not shipped: no dates yet
+    with django_capture_on_commit_callbacks(execute=True):
+        fulfillment_event_create(
+            order_id=order.public_id,
+            type="shipped",
+            tracking_number="BR123456785BR",
+            occurred_at=datetime(2026, 12, 4, 11, 0, tzinfo=ZoneInfo("America/Sao_Paulo")),
+        )
+    shipped = mail.outbox[-1]
+    assert "Delivery: SEDEX · Estimated delivery between 12/09 and 12/11" in shipped.body
+
+
 def test_english_e_mail(django_capture_on_commit_callbacks):
     _place(django_capture_on_commit_callbacks, language="en")
     body = mail.outbox[0].body
@@ -403,3 +421,47 @@ def test_order_e_mails_are_byte_identical_to_the_stored_rendering(django_capture
         GOLDEN.write_text(dump, encoding="utf-8")
     assert len(mail.outbox) == 14
     assert dump == GOLDEN.read_text(encoding="utf-8")
+
+
+STEPS_GOLDEN = Path(__file__).parent / "fixtures" / "step_emails.expected.txt"
+
+
+def test_carrier_step_e_mails_are_byte_identical_to_the_stored_rendering(django_capture_on_commit_callbacks, settings):
+    """The carrier's steps the buyer is told of (out for delivery; delivery failed or waiting at the agency, with the
+    carrier's note), in Portuguese and English: the shipment's tracking code and link, the parcel's items, the order
+    page (fixtures/step_emails.expected.txt; regenerate with ORDER_EMAILS_WRITE_GOLDEN=1 after a deliberate change)."""
+    settings.BCP_PUBLIC_URL = "https://loja.example.com.br"
+    numbers: dict[int, str] = {}
+    dynamic: dict[str, str] = {}
+    for language, name in (("pt-br", "A"), ("en", "B")):
+        order = _place(django_capture_on_commit_callbacks, language=language)
+        numbers[order.number] = name
+        dynamic[order.permalink_token] = f"TOKEN-{name}"
+        shirt = order.lines.get(sku="CAM")
+        with django_capture_on_commit_callbacks(execute=True):
+            order_ship(
+                order_id=order.public_id, tracking_number="BR123456785BR", lines=[LineQuantity(shirt.public_id, 2)]
+            )
+        mail.outbox.clear()
+        for step, note in (
+            ("in_transit", "Objeto em transferência - por favor aguarde"),
+            ("out_for_delivery", "Objeto saiu para entrega ao destinatário"),
+            ("failed_attempt", "Objeto aguardando retirada no endereço indicado"),
+        ):
+            with django_capture_on_commit_callbacks(execute=True):
+                fulfillment_event_create(
+                    order_id=order.public_id, type=step, tracking_number="BR123456785BR", description=note
+                )
+        assert len(mail.outbox) == 2  # "em trânsito" sends nothing
+        dump = _golden_dump(numbers, dynamic)
+        numbers.clear()
+        if language == "pt-br":
+            first = dump
+    # staff's "resend e-mail" of a step: the same e-mail (the shipment of the latest such step)
+    for index, kind in enumerate(("out_for_delivery", "delivery_failed")):
+        again = build_order_email(order, kind, ref="resend:1", to="ana@example.com.br")
+        assert (again.subject, again.body) == (mail.outbox[index].subject, mail.outbox[index].body)
+    both = first + dump
+    if os.environ.get("ORDER_EMAILS_WRITE_GOLDEN"):
+        STEPS_GOLDEN.write_text(both, encoding="utf-8")
+    assert both == STEPS_GOLDEN.read_text(encoding="utf-8")

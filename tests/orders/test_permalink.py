@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -17,11 +18,13 @@ from orders.services import (
     fulfillment_event_create,
     order_cancel,
     order_mark_delivered,
+    order_place_from_checkout,
     order_refund,
     order_return,
     order_ship,
 )
 from orders.types import LineQuantity
+from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
 
@@ -67,6 +70,26 @@ def test_permalink_follows_the_order_language_english(client, place_order):
     assert "Order received" in html
     assert "Awaiting payment" not in html and "Paid" in html
     assert "We are preparing your order." in html
+
+
+def test_an_unshipped_orders_delivery_promise_reads_in_english(client, django_capture_on_commit_callbacks):
+    """The checkout stored its promise in Portuguese ("Chega em 3 a 5 dias úteis"); with no "prazo de postagem" the
+    carrier's days count from a posting not known yet, so no date is given: the page and the e-mail said the stored
+    Portuguese words to an English reader. They are said from the days the order kept, in the reader's language."""
+    placed = replace(make_checkout(language="en"), fulfillment_days=(3, 5))
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    assert order.fulfillment_description == "Chega em 3 a 5 dias úteis"  # as stored
+    html = client.get(_path(order)).content.decode()
+    expectations = html.split('data-testid="order-expectations"')[1].split("</ul>")[0]
+    assert "<strong>Arrives in 3 to 5 business days</strong>" in expectations and "Chega" not in html
+    (placed_email,) = mail.outbox
+    assert "Delivery: SEDEX · Arrives in 3 to 5 business days" in placed_email.body
+    assert "Chega" not in placed_email.body and "Chega" not in placed_email.alternatives[0][0]
+    with django_capture_on_commit_callbacks(execute=True):  # the same in Portuguese
+        pt = order_place_from_checkout(checkout=replace(make_checkout(), fulfillment_days=(3, 5)))
+    assert "<strong>Chega em 3 a 5 dias úteis</strong>" in client.get(_path(pt)).content.decode()
+    assert "Entrega: SEDEX · Chega em 3 a 5 dias úteis" in mail.outbox[-1].body
 
 
 def test_site_language_switch_wins_over_the_order_language(client, place_order):
@@ -325,7 +348,8 @@ def test_a_shipped_order_with_the_quotes_days_dates_the_arrival(client, place_or
     do envio"; before shipping it keeps the words (the shop has no handling days to date the posting)."""
     order = place_order(lines=[("CAM", 3000, 1)], language=language)
     order.expectations.update(days_min=3, days_max=5, days_from="shipping")
-    promise = order.expectations.get().description
+    # in the reader's language, from the days (the stored words are the checkout's Portuguese)
+    promise = {"pt-br": "Chega em 3 a 5 dias úteis", "en": "Arrives in 3 to 5 business days"}[language]
     waiting = client.get(_path(order)).content.decode().split('data-testid="order-expectations">')[1].split("</ul>")[0]
     assert f"<strong>{promise}</strong>" in waiting
     fulfillment_event_create(

@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.core import mail
 from django.utils import timezone
 
 from orders.models import Adjustment, EmailDelivery, FulfillmentEvent, OrderEvent, OutboxMessage
@@ -24,8 +25,8 @@ pytestmark = pytest.mark.django_db
 WEBHOOK = "/frete/webhooks/melhorenvio/"
 
 
-def _bought(captured):  # type: ignore[no-untyped-def]
-    order = shirts_order(captured, quantity=2)
+def _bought(captured, **kwargs):  # type: ignore[no-untyped-def]
+    order = shirts_order(captured, quantity=2, **kwargs)
     with captured(execute=True):
         label = label_request(order_id=order.public_id, actor="ana")
     label.refresh_from_db()
@@ -305,3 +306,85 @@ def test_correios_polling_asks_about_the_corrected_object_and_stops_when_another
     asked = len(correios.requests)
     assert tracking_poll_due() == 0
     assert not any("JD123456789BR" in path for _method, path in correios.requests[asked:])
+
+
+def _poll_again(captured) -> int:  # type: ignore[no-untyped-def]
+    ShippingLabel.objects.update(last_polled_at=timezone.now() - timedelta(hours=1))
+    with captured(execute=True):
+        return tracking_poll_due()
+
+
+@pytest.mark.parametrize(
+    ("language", "out_subject", "failed_subject", "tracking_words"),
+    [
+        ("pt-br", "Seu pedido #{n} saiu para entrega", "A entrega do seu pedido #{n} não foi feita", "Rastrear"),
+        ("en", "Your order #{n} is out for delivery", "Your order #{n} could not be delivered", "Track"),
+    ],
+)
+def test_out_for_delivery_and_a_failed_delivery_are_e_mailed_once_per_shipment_and_in_transit_is_not(
+    correios: FakeCorreios,
+    django_capture_on_commit_callbacks,
+    language: str,
+    out_subject: str,
+    failed_subject: str,
+    tracking_words: str,
+) -> None:
+    """BCP-ORD-08: the carrier's steps are the order's fulfillment events; the buyer is e-mailed when the parcel is out
+    for delivery and when a delivery failed or it waits at the agency, once each per shipment (a poll seeing the same
+    history, a second attempt, the "aguardando retirada" after the failure send nothing more), never for a scan."""
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured, language=language)
+    code = label.tracking_code
+    correios.add_event(code, "PO", "01", "2026-12-05T10:00:00", "Objeto postado")
+    correios.add_event(code, "RO", "01", "2026-12-05T18:00:00", "Objeto em transferência - por favor aguarde")
+    mail.outbox.clear()
+    with captured(execute=True):
+        assert tracking_poll_due() == 2
+    steps = ("out_for_delivery", "delivery_failed")
+    assert [m.subject for m in mail.outbox] == [mail.outbox[0].subject]  # the shipment's; "em trânsito": none
+    assert not EmailDelivery.objects.filter(order=order, kind__in=steps).exists()
+
+    correios.add_event(code, "OEC", "01", "2026-12-06T08:00:00", "Objeto saiu para entrega ao destinatário")
+    assert _poll_again(captured) == 1
+    (out,) = mail.outbox[1:]
+    assert out.subject == "Loja Exemplo: " + out_subject.format(n=order.number)
+    tracking_url = f"https://rastreamento.correios.com.br/app/index.php?objeto={code}"
+    assert f"{tracking_words}: {tracking_url}" in out.body and order.permalink_url in out.body
+    assert f'href="{tracking_url}"' in out.alternatives[0][0] and order.permalink_url in out.alternatives[0][0]
+    assert _poll_again(captured) == 0 and len(mail.outbox) == 2  # the same history again: nothing
+
+    correios.add_event(code, "BDE", "20", "2026-12-06T15:00:00", "Carteiro não atendido")
+    correios.add_event(code, "LDI", "01", "2026-12-07T09:00:00", "Objeto aguardando retirada no endereço indicado")
+    correios.add_event(code, "OEC", "01", "2026-12-08T08:00:00", "Objeto saiu para entrega ao destinatário")
+    assert _poll_again(captured) == 3
+    assert list(FulfillmentEvent.objects.filter(order=order).values_list("type", flat=True)) == [
+        "shipped", "in_transit", "out_for_delivery", "failed_attempt", "failed_attempt", "out_for_delivery",
+    ]  # fmt: skip
+    (failed,) = mail.outbox[2:]
+    assert failed.subject == "Loja Exemplo: " + failed_subject.format(n=order.number)
+    assert tracking_url in failed.body and order.permalink_url in failed.body
+    assert _poll_again(captured) == 0 and len(mail.outbox) == 3
+    assert sorted(EmailDelivery.objects.filter(order=order, kind__in=steps).values_list("kind", flat=True)) == [
+        "delivery_failed", "out_for_delivery",
+    ]  # fmt: skip
+
+
+def test_a_late_poll_that_brings_out_for_delivery_and_delivered_together_e_mails_only_the_delivery(
+    correios: FakeCorreios,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """The "saiu para entrega" e-mail, still unsent when the delivery is applied, would reach the buyer after (or with)
+    "Seu pedido foi entregue": it is dropped."""
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    code = label.tracking_code
+    correios.add_event(code, "PO", "01", "2026-12-05T10:00:00", "Objeto postado")
+    correios.add_event(code, "OEC", "01", "2026-12-06T08:00:00", "Objeto saiu para entrega ao destinatário")
+    correios.add_event(code, "BDE", "01", "2026-12-06T14:00:00", "Objeto entregue ao destinatário")
+    mail.outbox.clear()
+    with captured(execute=True):
+        assert tracking_poll_due() == 3
+    assert [m.subject.split(": ", 1)[1] for m in mail.outbox] == [
+        f"Seu pedido #{order.number} foi enviado", f"Seu pedido #{order.number} foi entregue",
+    ]  # fmt: skip
+    assert not EmailDelivery.objects.filter(order=order, kind="out_for_delivery").exists()
