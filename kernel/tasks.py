@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -76,21 +77,42 @@ def enqueue(name: str, *args: Any, countdown: float | None = None) -> None:
     task_named(name).apply_async(args=args, countdown=countdown)
 
 
-def enqueue_on_commit(name: str, *args: Any, countdown: float | None = None) -> None:
+class _SendAfterCommit:
+    """The after-commit send `enqueue_on_commit` registers; `tag` is the caller's, for `pending_sends`."""
+
+    __slots__ = ("args", "countdown", "name", "tag", "task")
+
+    def __init__(self, task: Task, name: str, args: tuple[Any, ...], countdown: float | None, tag: object) -> None:
+        self.task, self.name, self.args, self.countdown, self.tag = task, name, args, countdown, tag
+
+    def __call__(self) -> None:
+        try:
+            # one LPUSH where that is all Celery's publish would write (kernel/task_publish.py; issue 34)
+            if self.countdown is not None or not publish(current_app, self.task, self.args):
+                self.task.apply_async(args=self.args, countdown=self.countdown)
+        except Exception:  # broker down: the row stays pending and its sweep sends it
+            logger.warning("task %s%r not enqueued; its sweep will run it", self.name, self.args, exc_info=True)
+
+
+def enqueue_on_commit(name: str, *args: Any, countdown: float | None = None, tag: object = None) -> None:
     """Send after the current transaction commits (at once outside one).
 
     What the transaction wrote is durable by then and a beat sweep re-drives it, so a broker that cannot be
     reached is logged, never raised: the committed change must not turn into an error for the caller (a PSP
     webhook answered 500 is sent again and again although its event is stored).
+    `tag`: anything the caller wants to find this send by again while its transaction is open (`pending_sends`).
     """
-    task = task_named(name)
+    transaction.on_commit(_SendAfterCommit(task_named(name), name, args, countdown, tag))
 
-    def send() -> None:
-        try:
-            # one LPUSH where that is all Celery's publish would write (kernel/task_publish.py; issue 34)
-            if countdown is not None or not publish(current_app, task, args):
-                task.apply_async(args=args, countdown=countdown)
-        except Exception:  # broker down: the row stays pending and its sweep sends it
-            logger.warning("task %s%r not enqueued; its sweep will run it", name, args, exc_info=True)
 
-    transaction.on_commit(send)
+def pending_sends(name: str) -> Iterator[object]:
+    """The tags of the sends of task `name` that `enqueue_on_commit` registered in the current transaction, in
+    this savepoint or one enclosing it, and that are still due: none were run yet, and a rolled-back savepoint
+    took its own sends away with what it wrote (Django drops their callbacks). Nothing outside a transaction."""
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        return
+    current = set(connection.savepoint_ids)
+    for savepoints, callback, _robust in connection.run_on_commit:
+        if isinstance(callback, _SendAfterCommit) and callback.name == name and savepoints <= current:
+            yield callback.tag

@@ -31,7 +31,7 @@ from orders.models import (
     PaymentStatus,
 )
 from orders.selectors import order_bcp_json, order_for_bcp
-from orders.services.outbox import ORDER_CHANGED, outbox_enqueue, outbox_row
+from orders.services.outbox import ORDER_CHANGED, PLACED, outbox_enqueue, outbox_pending, outbox_row
 from orders.types import LineQuantity
 
 logger = logging.getLogger(__name__)
@@ -254,9 +254,37 @@ def notify_changed(order: Order, event: str, *, rendered: bool = False) -> None:
         fresh.bcp_json_at = order.bcp_json_at = timezone.now()
         order.bcp_json = order_bcp_json(fresh)
         Order.objects.filter(pk=order.pk).update(bcp_json=order.bcp_json, bcp_json_at=order.bcp_json_at)
+    if _fold_into_earlier(order, event):
+        return
     message = changed_outbox_row(order, event)
     message.save()
     outbox_enqueue(message)
+
+
+def _fold_into_earlier(order: Order, event: str) -> bool:
+    """One webhook per change of the order: a second `notify_changed` of the same order in the same transaction
+    (a cancel that also asks for the refund: `refund_requested`, then `canceled`) does not write a row of its own
+    but rewrites the pending row of the first to carry the order as it is now, and every event named in the
+    transaction in `events`, in order; `event` becomes the last one (the last that a platform sees, `fiscal_…`
+    steps being invisible to most), so a receiver keyed on the event name reads `events` (orders/signals.py).
+    False when there is no such row (then the caller writes one): the first notice of this transaction, or the
+    row of a placement (its task also sends the "Pedido recebido" e-mail: it takes no other event in)."""
+    order_id = order.public_id
+    for earlier in outbox_pending(ORDER_CHANGED):
+        payload = earlier.payload
+        if payload.get("order_id") != order_id or payload.get("event") == PLACED:
+            continue
+        events = list(payload.get("events") or [payload.get("event", "")])
+        if event not in events:
+            events.append(event)
+        shown = [name for name in events if not name.startswith("fiscal_")]
+        payload = {**payload, "event": (shown or events)[-1], "events": events, "snapshot": order.bcp_json}
+        # Still pending (nobody else sees it before this transaction commits); gone only if a savepoint that wrote
+        # it was rolled back without its send, which Django does not do: then the caller writes a new row.
+        if OutboxMessage.objects.filter(pk=earlier.pk).update(payload=payload):
+            earlier.payload = payload
+            return True
+    return False
 
 
 def changed_outbox_row(order: Order, event: str) -> OutboxMessage:

@@ -21,13 +21,12 @@ from orders.selectors import (
     order_with_rows,
 )
 from orders.services.notes import order_placed_email_send
-from orders.services.outbox import LABEL_PURCHASE, ORDER_CHANGED, REFUND_REQUESTED
+from orders.services.outbox import LABEL_PURCHASE, ORDER_CHANGED, PLACED, REFUND_REQUESTED
 from orders.signals import label_purchase_requested, order_changed, refund_requested
 
 logger = logging.getLogger(__name__)
 
 CLAIM_LEASE = timedelta(minutes=5)
-PLACED = "placed"  # the order_changed event of a placement (its e-mail and NF-e read the order's lines)
 
 
 _UNREAD = object()  # the order was not read with the outbox row's claim

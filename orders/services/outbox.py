@@ -13,14 +13,16 @@ again. Processing dispatches the row's signal synchronously (orders/services/dis
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from kernel.rows import new_row
-from kernel.tasks import enqueue_on_commit
+from kernel.tasks import enqueue_on_commit, pending_sends
 from orders.models import OutboxMessage
 
 REFUND_REQUESTED = "refund_requested"
 ORDER_CHANGED = "order_changed"
+PLACED = "placed"  # the order_changed event of a placement (its e-mail and NF-e read the order's lines)
 LABEL_PURCHASE = "label_purchase"  # a carrier label (the shop's receiver buys it: issue 36)
 # Each kind has its handler in orders/services/dispatch.py.
 KINDS = frozenset({REFUND_REQUESTED, ORDER_CHANGED, LABEL_PURCHASE})
@@ -48,6 +50,18 @@ def outbox_row(*, kind: str, key: str, payload: dict[str, Any]) -> OutboxMessage
     return new_row(OutboxMessage, key=key, kind=kind, payload=payload)
 
 
+PROCESS_TASK = "orders.tasks.process_outbox_message"
+
+
 def outbox_enqueue(message: OutboxMessage) -> None:
-    """Its task after the caller's commit (broker down: the beat sweep runs it)."""
-    enqueue_on_commit("orders.tasks.process_outbox_message", message.pk)
+    """Its task after the caller's commit (broker down: the beat sweep runs it). The send is tagged with the row,
+    so `outbox_pending` finds it while the caller's transaction is open."""
+    enqueue_on_commit(PROCESS_TASK, message.pk, tag=message)
+
+
+def outbox_pending(kind: str) -> Iterator[OutboxMessage]:
+    """The rows of `kind` this transaction wrote (in this savepoint or an enclosing one) and will enqueue at its
+    commit: written by the caller's transaction, so no one else has seen or run them yet."""
+    for tag in pending_sends(PROCESS_TASK):
+        if isinstance(tag, OutboxMessage) and tag.kind == kind:
+            yield tag

@@ -54,6 +54,7 @@ from django.utils.translation import gettext as _
 from kernel.joined import join
 from kernel.money import format_brl
 from kernel.rows import Then, Update
+from orders.arrival import promise_words
 from orders.services import (
     order_draft_from_checkout,
     order_number_draw,
@@ -164,11 +165,14 @@ def _destination(checkout: Checkout) -> dict[str, str]:
 
 
 def _located_option(checkout: Checkout) -> tuple[str, dict[str, object]]:
-    """The selected delivery option as the checkout shows it, with its JSONPath in the response."""
+    """The selected delivery option as the checkout shows it, with its JSONPath in the response; with its method's
+    `handling_days` (the store's "prazo de postagem" it was shown with) where the snapshot kept them."""
     for m, method in enumerate((checkout.fulfillment_snapshot or {}).get("methods", [])):
         for g, group in enumerate(method["groups"]):
             for o, option in enumerate(group["options"]):
                 if option["id"] == checkout.selected_option_id:
+                    if "handling_days" in method:
+                        option = {**option, "handling_days": method["handling_days"]}
                     return f"$.fulfillment.methods[{m}].groups[{g}].options[{o}]", option
     return "", {}
 
@@ -238,9 +242,15 @@ def _shown(checkout: Checkout, lines: list[CheckoutLine]) -> Shown:
     )
 
 
-def _option_text(option: dict[str, object]) -> str:
-    """ "PAC (Chega em 3 a 5 dias úteis, Correios)": what an option promises, without its price."""
-    details = ", ".join(str(option.get(key) or "") for key in ("description", "carrier") if option.get(key))
+def _option_text(option: dict[str, object], *, handling: bool = False) -> str:
+    """ "PAC (Chega em 3 a 5 dias úteis, Correios)": what an option promises, without its price. `handling`: with the
+    store's "prazo de postagem" it was shown with, as the platform read it (bcp_app's presenters: "… após a postagem;
+    a loja posta em até 2 dias úteis após o pagamento (5 a 7 dias úteis desde o pagamento)")."""
+    words = str(option.get("description") or "")
+    if handling and words:
+        kept = option.get("handling_days")
+        words = promise_words(words, kept if isinstance(kept, int) else 0, _option_days(option))
+    details = ", ".join(part for part in (words, str(option.get("carrier") or "")) if part)
     return f"{option.get('title', '')} ({details})" if details else str(option.get("title", ""))
 
 
@@ -254,10 +264,17 @@ def _unrequested_changes(before: Shown, checkout: Checkout, lines: list[Checkout
     lines_before, option_before, destination_before, policies_before = before
     changes = line_changes(lines_before, lines)
     path, option = _located_option(checkout)
-    if option_before and option and _option_text(option) != _option_text(option_before):
+    # The promise as the platform read it, the store's "prazo de postagem" included: a change of it moves the delivery
+    # estimate the buyer accepted (a snapshot written before the checkout kept it compares the option alone).
+    handling = "handling_days" in option_before and "handling_days" in option
+    if (
+        option_before
+        and option
+        and _option_text(option, handling=handling) != _option_text(option_before, handling=handling)
+    ):
         content = _("A entrega escolhida mudou de %(old)s para %(new)s; confira antes de concluir.") % {
-            "old": _option_text(option_before),
-            "new": _option_text(option),
+            "old": _option_text(option_before, handling=handling),
+            "new": _option_text(option, handling=handling),
         }
         changes.append(_changed_at(path, content))
     elif option_before and option and option.get("amount") != option_before.get("amount"):

@@ -62,6 +62,7 @@ from shop.checkout.types import (
     bounded,
 )
 from shop.models import Checkout, PickupLocation, ShippingMethod, ShippingRate, new_destination_id
+from shop.store.services import store_get
 
 logger = logging.getLogger(__name__)
 
@@ -607,9 +608,12 @@ def evaluate_fulfillment(
     fields["selected_destination_id"] = selected_destination or ""
     result.selected_option = _select_option(chosen, options, selected_destination, result)
     fields["selected_option_id"] = result.selected_option.id if result.selected_option else ""
-    result.snapshot["methods"] = [
-        _method_snapshot(chosen, physical_line_ids, destinations, selected_destination, options, fields)
-    ]
+    method = _method_snapshot(chosen, physical_line_ids, destinations, selected_destination, options, fields)
+    if chosen.type == "shipping":
+        # The store's "prazo de postagem" the options are shown with (bcp_app's presenters and the storefront add it
+        # to each promise, orders.arrival.promise_words): a complete compares it with the one in force then.
+        method["handling_days"] = store_get().handling_days
+    result.snapshot["methods"] = [method]
     return result
 
 

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
@@ -229,9 +230,15 @@ def _lock(order_id: str, read: Order | None) -> Order | None:
     return queryset.first()
 
 
-def on_order_changed(sender: Any, *, order_id: str, event: str, order: Order | None = None, **_: Any) -> None:
-    """Receiver of `orders.signals.order_changed` (sent after commit); `order`: as the outbox task read it."""
+def on_order_changed(
+    sender: Any, *, order_id: str, event: str, order: Order | None = None, events: Sequence[str] = (), **_: Any
+) -> None:
+    """Receiver of `orders.signals.order_changed` (sent after commit); `order`: as the outbox task read it;
+    `events`: every change of one transaction (a cancel that asked for its refund), of which the fiscal one counts."""
     wanted = {"paid": {"placed", "payment_confirmed"}, "shipped": {"shipped"}}.get(settings.FISCAL_ISSUE_ON, set())
+    if events:  # several changes in one transaction: the one the NF-e acts on
+        acted_on = ("canceled", "returned", *sorted(wanted), "buyer_updated")
+        event = next((name for name in acted_on if name in events), event)
     if event == "buyer_updated":  # the merchant corrected the buyer's CPF/CNPJ: a blocked NF-e may go now
         fiscal_retry_blocked(order_refs=[order_id])
         return

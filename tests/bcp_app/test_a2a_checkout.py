@@ -663,6 +663,42 @@ def test_finalizar_compra_in_a_new_language_completes_in_it(server: LiveServer, 
     assert Order.objects.get(checkout_id=checkout_of(placing)["id"]).language == "en"
 
 
+def test_finalizar_compra_on_a_completed_checkout_answers_only_its_refusal_in_its_language_bcp_chk_14(
+    server: LiveServer, pixel: Any
+):
+    """Closing note: "finalizar compra" on a checkout completed in English answered "Pedido enviado para finalização.
+    Pedido confirmado. …" beside the checkout's English refusal. A complete on `completed` changes nothing and answers
+    `invalid_checkout_status` (BCP-CHK-14): that refusal is the whole sentence, in the checkout's language (a completed
+    checkout takes no change of language)."""
+    from google.protobuf.json_format import MessageToDict
+
+    from bcp_app.transports.a2a.messages import intify
+    from payments.sandbox.services import PayOptions, pay
+
+    def checkout(message: Any) -> dict[str, Any]:
+        return intify(MessageToDict(next(part.data for part in message.parts if part.HasField("data"))))[
+            "a2a.bcp.checkout"
+        ]
+
+    english = sdk_send(server.base_url, [{"text": "add a Pixel 10 Pro to my checkout"}])
+    context_id = english.context_id
+    paying = [data({"action": "update_checkout", "buyer": BUYER,
+                    "a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})]  # fmt: skip
+    ready = checkout(sdk_send(server.base_url, paying, context_id=context_id))
+    pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+    placed = checkout(sdk_send(server.base_url, [{"text": "place my order"}], context_id=context_id))
+    # when the buyer asks again, in Portuguese
+    again = sdk_send(server.base_url, [{"text": "finalizar compra"}], context_id=context_id)
+
+    assert (placed["status"], placed["context"]) == ("completed", {"language": "en"})
+    refused = checkout(again)
+    assert refused["status"] == "completed" and refused["order"] == placed["order"]
+    refusal = {"type": "error", "code": "invalid_checkout_status", "severity": "unrecoverable",
+               "content": "Cannot complete: the checkout is completed."}  # fmt: skip
+    assert refused["messages"] == [refusal]
+    assert [part.text for part in again.parts if part.text] == ["Cannot complete: the checkout is completed."]
+
+
 def test_a_structured_add_of_a_product_with_variants_asks_in_the_checkouts_language(
     server: LiveServer, pixel: Any, shirts: Any
 ):

@@ -22,7 +22,7 @@ from bcp_app.protocol.keys import public_jwk
 from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestReturnRequest
 from bcp_app.protocol.signatures import WEBHOOK_COMPONENTS, HttpMessage, verify_message
 from bcp_app.service.platforms import NewPlatform, platform_create
-from orders.models import Adjustment, Order, ReturnRequest
+from orders.models import Adjustment, Order, OutboxMessage, ReturnRequest
 from orders.services import (
     fulfillment_event_create,
     order_ship,
@@ -131,6 +131,39 @@ def test_cancel_before_shipping_refunds_everything_and_a_replay_changes_nothing(
     # and the platform got the canceled order as a signed webhook (BCP-WH-02: the full order after the change)
     canceled = _hooks(fake_platform)[-1]
     assert canceled["id"] == order.public_id and canceled["order_actions"]["cancel"]["available"] is False
+
+
+def test_a_cancel_that_asks_for_its_refund_is_one_webhook_of_the_final_order_bcp_wh_02(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, django_capture_on_commit_callbacks: Any
+) -> None:
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "6d0c1f5e-cancel-one-hook"})
+    order = _paid_order(client, headers, django_capture_on_commit_callbacks)
+    earlier = set(WebhookDelivery.objects.values_list("pk", flat=True))
+    received = len(_hooks(fake_platform))
+    # when the platform cancels the paid order: one transaction cancels it and asks for the refund, but the sandbox
+    # PSP's answer (the refund done) is not run yet
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        call(client, "post", f"/orders/{order.public_id}/cancel", headers, {"reason": "Cliente desistiu"})
+    # then that change is one order_changed outbox row carrying every event of it and the final order
+    [row] = OutboxMessage.objects.filter(kind="order_changed", payload__order_id=order.public_id,
+                                         status="pending")  # fmt: skip
+    assert (row.payload["event"], row.payload["events"]) == ("canceled", ["refund_requested", "canceled"])
+    assert row.payload["snapshot"] == Order.objects.get(pk=order.pk).bcp_json
+    # and once it is processed, the platform gets one webhook (BCP-WH-02: one full order per change, never two
+    # copies of one change), showing the order canceled with its refund asked
+    with django_capture_on_commit_callbacks(execute=True):  # and what those tasks leave for after their commit
+        for callback in callbacks:
+            callback()
+    deliveries = WebhookDelivery.objects.exclude(pk__in=earlier).order_by("id")
+    events = [delivery.event for delivery in deliveries]
+    # the sandbox settles the refund when payments gets it: its completion is the next change, a webhook of its own
+    assert events == ["canceled", "refunded"], events
+    hooks = _hooks(fake_platform)[received:]
+    assert len(hooks) == 2 and hooks[0] == json.loads(deliveries[0].body)
+    assert [line["status"] for line in hooks[0]["line_items"]] == ["removed"]
+    assert [(a["type"], a["status"]) for a in hooks[0]["adjustments"]] == [("cancellation", "completed"),
+                                                                             ("refund", "pending")]  # fmt: skip
+    assert [(a["type"], a["status"]) for a in hooks[1]["adjustments"]][-1] == ("refund", "completed")
 
 
 def test_cancel_needs_an_idempotency_key(

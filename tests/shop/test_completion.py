@@ -466,6 +466,38 @@ def test_a_delivery_promise_changed_before_a_pix_complete_keeps_the_charge_and_s
     assert (pix_charge_active_for_reference(checkout.public_id).txid, stock()) == (charge.txid, 8)
 
 
+def test_a_posting_time_changed_before_complete_is_said_at_the_option_and_the_order_keeps_the_new_one_bcp_chk_20():
+    """Closing note: the merchant set a "prazo de postagem" of 2 business days (Dados da loja → Frete) between the
+    agent's look at the checkout and its complete. The options the agent read promised PAC's 3 to 5 days from the
+    posting with no posting time; the order dated its arrival 2 + 3 to 5 days from the payment, and the complete said
+    nothing. Now the complete is refused with a warning at the option naming both promises (as the options say
+    them, orders.arrival.promise_words); the next complete places the order under the estimate now shown."""
+    from shop.models import StoreSettings
+
+    # the merchant's own terms and delivery policy (the standard texts name the posting time: they would change too)
+    own = {"terms_text": "Termos da loja.", "shipping_text": "Enviamos pelos Correios."}
+    store = StoreSettings.objects.create(handling_days=0, **own)
+    checkout = ready_checkout()
+    store.handling_days = 2
+    store.save()
+    refused = complete(checkout, CARD_OK)
+    assert refused.checkout.status == "ready_for_complete"
+    assert [(m.type, m.code, m.path, m.content) for m in refused.messages] == [
+        (
+            "warning",
+            "checkout_changed",
+            "$.fulfillment.methods[0].groups[0].options[0]",
+            "A entrega escolhida mudou de PAC (Chega em 3 a 5 dias úteis, Correios) para PAC (Chega em 3 a 5 dias úteis"
+            " após a postagem; a loja posta em até 2 dias úteis após o pagamento (5 a 7 dias úteis desde o pagamento),"
+            " Correios); confira antes de concluir.",
+        )
+    ]
+    assert not Order.objects.filter(checkout_id=checkout.public_id).exists()
+    assert complete(checkout, CARD_OK).checkout.status == "completed"
+    expectation = Order.objects.get(checkout_id=checkout.public_id).expectations.get()
+    assert (expectation.days_min, expectation.days_max, expectation.handling_days) == (5, 7, 2)
+
+
 def test_sold_out_between_update_and_a_card_complete_says_only_what_changed_bcp_chk_18():
     """QA walk: a human bought the last units between the agent's update and its card complete. The answer
     said `out_of_stock` at the line and also "O checkout mudou; revise o total" at `$.totals`, though the total

@@ -284,7 +284,15 @@ class OrderIntentOk(Output):
     currency: Literal["BRL"] = Field(description='Moeda ISO 4217, sempre "BRL".')
     continue_url: str | None = Field(default=None, description="Onde o comprador conclui a compra (endereço e Pix).")
     expires_at: str | None = Field(default=None, description="Quando o rascunho expira (RFC 3339, UTC).")
-    estimated_delivery: str | None = Field(default=None, description="Previsão de entrega (RFC 3339), se conhecida.")
+    # Seed 002's orderIntentOutput member (`z.string().datetime().optional()`), kept for its wire contract; BCP §16 has
+    # no delivery member. The shop's estimate (orders.arrival: the posting time + the carrier's days of the chosen
+    # option to the buyer's CEP) needs an address and an option, which the buyer gives at continue_url: a draft has
+    # neither, so the member is omitted rather than guessed.
+    estimated_delivery: str | None = Field(
+        default=None,
+        description="Previsão de entrega (RFC 3339). Omitida no rascunho: ela depende do endereço e da opção de frete, "
+        "escolhidos pelo comprador no continue_url (as opções de entrega do checkout dizem o prazo de cada uma).",
+    )
 
 
 class OrderStatusOk(Output):

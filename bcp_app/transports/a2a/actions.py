@@ -723,7 +723,22 @@ def _run(
     if isinstance(extra.get("ap2"), dict):
         complete_body["ap2"] = extra["ap2"]
     body = complete(ctx, current, complete_body)
+    refusal = _status_refusal(body)
+    if refusal and intent is not None:
+        # Not submitted: the checkout's own refusal is the whole answer, in the checkout's language (a completed one
+        # takes no change of language), not "Pedido enviado para finalização" beside it.
+        return Reply(text=refusal, checkout=body, task=_awaits_pix(body))
     return Reply(text=_summary("completed", language, body, intent), checkout=body, task=_awaits_pix(body))
+
+
+def _status_refusal(checkout: dict[str, Any]) -> str:
+    """The content of the checkout's `invalid_checkout_status` (BCP §4.3: the operation is not allowed in its status,
+    e.g. complete on `completed`), "" when it has none."""
+    return " ".join(
+        str(m.get("content", ""))
+        for m in checkout.get("messages") or []
+        if isinstance(m, dict) and m.get("type") == "error" and m.get("code") == "invalid_checkout_status"
+    )
 
 
 def _in_spoken_language(ctx: Any, current: dict[str, Any]) -> dict[str, Any]:
