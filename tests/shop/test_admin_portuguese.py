@@ -43,6 +43,11 @@ def test_admin_pages_in_portuguese(admin_client: Client) -> None:
         assert english not in page
     charges = admin_client.get("/admin/payments/pixcharge/").content.decode()
     assert "Status reason" not in charges and "Expires at" not in charges
+    # QA walk (a new merchant's first category): the page said "Slug:", the product's page "Endereço (slug):"
+    category_page = admin_client.get("/admin/shop/category/add/").content.decode()
+    assert '<label class="required" for="id_slug">Endereço (slug):</label>' in category_page
+    assert "O fim do endereço da categoria na loja, ex.: /produtos/?category=camisetas." in category_page
+    assert ">Slug:<" not in category_page
 
 
 def test_english_admin_uses_locale_en(admin_client: Client) -> None:
