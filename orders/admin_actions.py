@@ -144,7 +144,9 @@ def perform_action(
             credit_amount=data.get("credit_amount") or 0,
             actor=actor,
         )
-        if data.get("refund_amount") and (note := by_hand_refund_message(order, data["refund_amount"])):
+        if refund_amount := data.get("refund_amount"):
+            # Say what the page did with the money too (QA walk: "Devolução registrada." and nothing of the refund).
+            note = by_hand_refund_message(order, refund_amount) or _refund_requested(refund_amount)
             return f"{_('Devolução registrada.')} {note}"
         return str(_("Devolução registrada."))
     if slug == "split":
@@ -196,7 +198,7 @@ def perform_action(
         )
         if note := by_hand_refund_message(order, -adjustment.amount):
             return note
-        return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(-adjustment.amount)}
+        return _refund_requested(-adjustment.amount)
     if slug == "expectation":
         when = data.get("fulfillable_on")
         expectation_update(
@@ -227,8 +229,9 @@ def perform_action(
         else:
             done = str(_("Pedido cancelado."))
         refund = order.adjustments.filter(type="refund", pk__gt=cancel.pk).first()  # the one the cancel wrote
-        if refund is not None and (note := by_hand_refund_message(order, -refund.amount)):
-            return f"{done} {note}"
+        if refund is not None:
+            # QA walk: "Pedido cancelado." alone, while the same click had also sent R$ 71,82 back to the buyer.
+            return f"{done} {by_hand_refund_message(order, -refund.amount) or _refund_requested(-refund.amount)}"
         return done
     if slug == "return-request":
         return _return_request_step(order, data, actor)
@@ -337,6 +340,11 @@ def offline_refund_message(amount: int) -> str:
             "use “Marcar como reembolsado (fora da loja)” neste pedido."
         )
     ) % {"amount": format_brl(amount)}
+
+
+def _refund_requested(amount: int) -> str:
+    """A refund the Pix PSP or the card gateway pays: asked now, its result comes on the timeline."""
+    return str(_("Reembolso de %(amount)s solicitado.")) % {"amount": format_brl(amount)}
 
 
 def by_hand_refund_message(order: Order, amount: int) -> str:

@@ -456,6 +456,12 @@ RETURN_CONDITIONS = [
 ]
 
 
+REFUND_LABELS = {
+    "pix": _("Reembolso por Pix (R$)"),
+    "card": _("Reembolso no cartão (R$)"),
+}
+
+
 class ReturnForm(OrderActionForm):
     """The buyer sent items back: which, why, in what state; back to stock or not; money back or not."""
 
@@ -481,6 +487,8 @@ class ReturnForm(OrderActionForm):
                 str(value) for value in values[line.public_id]
             )
         refund = self.fields["refund_amount"]
+        # The money goes back the way it came (QA walk: a card order's return said "Reembolso por Pix").
+        refund.label = REFUND_LABELS.get(order.payment_type, _("Reembolso (R$)"))
         refund.widget.attrs.update({"data-refundable": str(refundable), "data-suggested-refund": ""})
         suggested = min(sum(values[key][units] for key, units in chosen.items()), refundable)
         if suggested:
@@ -526,7 +534,7 @@ class ReturnForm(OrderActionForm):
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
         if cleaned.get("refund_amount") and cleaned.get("credit_amount"):
-            self.add_error("credit_amount", _("Escolha reembolso por Pix ou vale-troca, não os dois."))
+            self.add_error("credit_amount", _("Escolha reembolso ou vale-troca, não os dois."))
         if (amount := cleaned.get("refund_amount")) and not cleaned.get("confirm"):
             self.add_error("confirm", refund_confirm_missing(amount))
         return cleaned

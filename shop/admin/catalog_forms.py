@@ -12,6 +12,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 from PIL import Image
 
@@ -171,6 +172,16 @@ class CategoryForm(forms.ModelForm):
     class Meta:
         model = Category
         fields = ("name", "slug", "parent", "description", "position")
+        # QA walk: the category page said "Slug:" (the model's word, English) with no hint, where the product's says
+        # what the field is.
+        labels = {"slug": capfirst(_("endereço (slug)"))}
+        help_texts = {
+            "slug": _(
+                "O fim do endereço da categoria na loja, ex.: /produtos/?category=camisetas. Preenchido a partir do "
+                "nome enquanto você digita; só letras sem acento, números e hífens. Mudá-lo quebra links já "
+                "compartilhados."
+            )
+        }
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

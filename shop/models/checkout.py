@@ -205,78 +205,80 @@ class Checkout(RemembersLoaded, models.Model):
         ("canceled", _("Cancelado")),
     ]
 
-    public_id = models.CharField(max_length=60, unique=True, default=new_checkout_id, editable=False)
-    status = models.CharField(max_length=24, choices=STATUS_CHOICES, default="incomplete")
-    currency = models.CharField(max_length=3, default="BRL")
+    public_id = models.CharField(_("ID público"), max_length=60, unique=True, default=new_checkout_id, editable=False)
+    status = models.CharField(_("situação"), max_length=24, choices=STATUS_CHOICES, default="incomplete")
+    currency = models.CharField(_("moeda"), max_length=3, default="BRL")
     # Origin: a bcp_app Platform public id (agents) or a session key (storefront).
     # None (not "") for the storefront: the contract's `platform_id: str | None`.
-    platform_id = models.CharField(max_length=80, null=True, blank=True, db_index=True)  # noqa: DJ001
-    session_key = models.CharField(max_length=80, blank=True, db_index=True)
-    language = models.CharField(max_length=8, default="pt-br")
+    platform_id = models.CharField(_("plataforma (agente)"), max_length=80, null=True, blank=True, db_index=True)  # noqa: DJ001
+    session_key = models.CharField(_("sessão do navegador"), max_length=80, blank=True, db_index=True)
+    language = models.CharField(_("idioma"), max_length=8, default="pt-br")
     # Buyer; `buyer_given` tells "no buyer object" from "empty buyer".
-    buyer_given = models.BooleanField(default=False)
-    buyer_first_name = models.CharField(max_length=100, blank=True)
-    buyer_last_name = models.CharField(max_length=100, blank=True)
-    buyer_email = models.CharField(max_length=254, blank=True)
-    buyer_phone = models.CharField(max_length=20, blank=True)
-    buyer_tax_id = models.CharField(max_length=14, blank=True)
+    buyer_given = models.BooleanField(_("comprador informado"), default=False)
+    buyer_first_name = models.CharField(_("nome do comprador"), max_length=100, blank=True)
+    buyer_last_name = models.CharField(_("sobrenome do comprador"), max_length=100, blank=True)
+    buyer_email = models.CharField(_("e-mail do comprador"), max_length=254, blank=True)
+    buyer_phone = models.CharField(_("celular do comprador"), max_length=20, blank=True)
+    buyer_tax_id = models.CharField(_("CPF/CNPJ do comprador"), max_length=14, blank=True)
     # LGPD consent decisions with time and channel (shop/checkout/selectors.py); None = never given.
-    buyer_consent = models.JSONField(null=True, blank=True)
+    buyer_consent = models.JSONField(_("consentimento do comprador (LGPD)"), null=True, blank=True)
     # Fulfillment selection: "" (none), "shipping" or "pickup".
-    fulfillment_type = models.CharField(max_length=10, blank=True)
-    ship_destination_id = models.CharField(max_length=40, blank=True)
-    ship_first_name = models.CharField(max_length=100, blank=True)
-    ship_last_name = models.CharField(max_length=100, blank=True)
-    ship_phone = models.CharField(max_length=20, blank=True)
-    ship_cep = models.CharField(max_length=9, blank=True)
-    ship_uf = models.CharField(max_length=2, blank=True)
-    ship_city = models.CharField(max_length=100, blank=True)
-    ship_street = models.CharField(max_length=200, blank=True)
-    ship_number = models.CharField(max_length=20, blank=True)
-    ship_complement = models.CharField(max_length=100, blank=True)
-    ship_neighborhood = models.CharField(max_length=100, blank=True)
-    ship_country = models.CharField(max_length=2, blank=True)
-    selected_destination_id = models.CharField(max_length=40, blank=True)
-    selected_option_id = models.CharField(max_length=60, blank=True)
+    fulfillment_type = models.CharField(_("forma de entrega"), max_length=10, blank=True)
+    ship_destination_id = models.CharField(_("ID do endereço de entrega"), max_length=40, blank=True)
+    ship_first_name = models.CharField(_("nome do destinatário"), max_length=100, blank=True)
+    ship_last_name = models.CharField(_("sobrenome do destinatário"), max_length=100, blank=True)
+    ship_phone = models.CharField(_("telefone do destinatário"), max_length=20, blank=True)
+    ship_cep = models.CharField(_("CEP"), max_length=9, blank=True)
+    ship_uf = models.CharField(_("UF"), max_length=2, blank=True)
+    ship_city = models.CharField(_("cidade"), max_length=100, blank=True)
+    ship_street = models.CharField(_("logradouro"), max_length=200, blank=True)
+    ship_number = models.CharField(_("número"), max_length=20, blank=True)
+    ship_complement = models.CharField(_("complemento"), max_length=100, blank=True)
+    ship_neighborhood = models.CharField(_("bairro"), max_length=100, blank=True)
+    ship_country = models.CharField(_("país"), max_length=2, blank=True)
+    selected_destination_id = models.CharField(_("ID do destino escolhido"), max_length=40, blank=True)
+    selected_option_id = models.CharField(_("opção de entrega escolhida"), max_length=60, blank=True)
     # Extension state; None = extension not used by the caller.
-    discount_codes = models.JSONField(null=True, blank=True)
+    discount_codes = models.JSONField(_("cupons"), null=True, blank=True)
     # Selected instrument without credential: {"id", "handler_id", "type", "selected"}.
-    payment_instrument = models.JSONField(null=True, blank=True)
-    context = models.JSONField(null=True, blank=True)
-    signals = models.JSONField(default=dict, blank=True)
+    payment_instrument = models.JSONField(_("meio de pagamento"), null=True, blank=True)
+    context = models.JSONField(_("contexto"), null=True, blank=True)
+    signals = models.JSONField(_("sinais"), default=dict, blank=True)
     # Evaluation snapshot, written with the status in the same transaction (see shop/checkout/evaluate.py).
-    totals = models.JSONField(default=list, blank=True)
-    total_amount = models.BigIntegerField(default=0)
-    messages = models.JSONField(default=list, blank=True)
-    fulfillment_snapshot = models.JSONField(default=dict, blank=True)
+    totals = models.JSONField(_("totais"), default=list, blank=True)
+    total_amount = models.BigIntegerField(_("total (centavos)"), default=0)
+    messages = models.JSONField(_("mensagens"), default=list, blank=True)
+    fulfillment_snapshot = models.JSONField(_("entrega calculada"), default=dict, blank=True)
     # The store policies as the last write showed them: policy type → digest (shop/store/policies.py). A
     # complete compares them with those in force, which the order keeps; {} for checkouts written before.
-    policies_shown = models.JSONField(default=dict, blank=True)
-    discounts_applied = models.JSONField(default=list, blank=True)
+    policies_shown = models.JSONField(_("políticas mostradas"), default=dict, blank=True)
+    discounts_applied = models.JSONField(_("descontos aplicados"), default=list, blank=True)
     # Stock is held when a payment can start (see shop/checkout/stock.py) and released on cancel/expiry.
-    stock_reserved = models.BooleanField(default=False)
-    payment_txid = models.CharField(max_length=64, blank=True)  # Pix txid or card payment id that paid it
-    order_id = models.CharField(max_length=60, blank=True)
+    stock_reserved = models.BooleanField(_("estoque reservado"), default=False)
+    payment_txid = models.CharField(
+        _("identificador do pagamento"), max_length=64, blank=True
+    )  # Pix txid or card payment id that paid it
+    order_id = models.CharField(_("pedido"), max_length=60, blank=True)
     # The order number reserved when the first Pix charge was made (its description names it).
-    order_permalink_url = models.CharField(max_length=500, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    completed_at = models.DateTimeField(null=True, blank=True)
+    order_permalink_url = models.CharField(_("página do pedido"), max_length=500, blank=True)
+    expires_at = models.DateTimeField(_("expira em"), null=True, blank=True)
+    created_at = models.DateTimeField(_("criado em"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("atualizado em"), auto_now=True)
+    completed_at = models.DateTimeField(_("concluído em"), null=True, blank=True)
     # An agent checkout's Pix paid before the platform called complete (PIX.md §3.1): it stays
     # `ready_for_complete` holding the payment and its stock until complete or the completion grace.
-    paid_at = models.DateTimeField(null=True, blank=True)
+    paid_at = models.DateTimeField(_("pago em"), null=True, blank=True)
     # Created while the AP2 mandates extension was negotiated (PIX.md §7: the session is locked): only a
     # verified checkout mandate completes it, so a Pix paid before complete is refunded, never auto-completed
     # by the shop, when the completion grace passes without one (PIX.md §10 D1).
-    mandate_required = models.BooleanField(default=False)
+    mandate_required = models.BooleanField(_("exige mandato AP2"), default=False)
     # The trust tier (issue 35) of the BCP agent that created it, "" when no agent did (storefront, permalink,
     # admin) or for a checkout created before it was recorded. The shop's own completion of a paid checkout
     # (shop/checkout/settle.py) applies the store's "agentes: finalizar compras" to it.
     creator_tier = models.CharField(
         _("criado por"), max_length=12, blank=True, default="", choices=CREATOR_TIER_CHOICES, editable=False
     )
-    canceled_at = models.DateTimeField(null=True, blank=True)
+    canceled_at = models.DateTimeField(_("cancelado em"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("checkout")
@@ -316,16 +318,20 @@ class Checkout(RemembersLoaded, models.Model):
 
 class CheckoutLine(models.Model):
     checkout = models.ForeignKey(Checkout, on_delete=models.CASCADE, related_name="lines")
-    public_id = models.CharField(max_length=40, unique=True, default=new_line_id, editable=False)
-    position = models.PositiveIntegerField(default=0)
+    public_id = models.CharField(_("ID público"), max_length=40, unique=True, default=new_line_id, editable=False)
+    position = models.PositiveIntegerField(_("posição"), default=0)
     # Null when the SKU is unknown: the line stays, with `item_unavailable`, so paths stay valid.
-    variant = models.ForeignKey(Variant, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    sku = models.CharField(max_length=64)
-    title = models.CharField(max_length=300, blank=True)
-    image_url = models.CharField(max_length=500, blank=True)
-    unit_price = models.BigIntegerField(default=0)
-    quantity = models.PositiveIntegerField()
-    requires_shipping = models.BooleanField(default=True)
+    variant = models.ForeignKey(
+        Variant, null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("variante")
+    )
+    sku = models.CharField(_("SKU"), max_length=64)
+    title = models.CharField(_("título"), max_length=300, blank=True)
+    image_url = models.CharField(_("endereço da imagem"), max_length=500, blank=True)
+    unit_price = models.BigIntegerField(_("preço unitário (centavos)"), default=0)
+    quantity = models.PositiveIntegerField(
+        _("quantidade"),
+    )
+    requires_shipping = models.BooleanField(_("exige entrega"), default=True)
 
     class Meta:
         verbose_name = _("item do checkout")
@@ -344,11 +350,11 @@ class CheckoutEvent(models.Model):
     """Append-only timeline of a checkout (status changes, stock, payment)."""
 
     checkout = models.ForeignKey(Checkout, on_delete=models.CASCADE, related_name="events")
-    kind = models.CharField(max_length=40)
-    from_status = models.CharField(max_length=24, blank=True)
-    to_status = models.CharField(max_length=24, blank=True)
-    detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    kind = models.CharField(_("evento"), max_length=40)
+    from_status = models.CharField(_("situação anterior"), max_length=24, blank=True)
+    to_status = models.CharField(_("nova situação"), max_length=24, blank=True)
+    detail = models.JSONField(_("detalhe"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("quando"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("evento do checkout")

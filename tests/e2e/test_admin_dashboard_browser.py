@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from orders.services import order_place_from_checkout
+from payments.models import PaymentEvent
 from tests.e2e.admin_browser import STAFF, launch, needs_chromium, staff_login
 from tests.orders.conftest import make_checkout
 
@@ -40,5 +41,25 @@ def test_dashboard_after_three_orders(live_server, transactional_db) -> None:
             rows = page.locator("#result_list tbody tr")
             expect(rows).to_have_count(1)
             expect(rows.first).to_contain_text(f"#{paid.number}")
+        finally:
+            browser.close()
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_a_change_page_named_by_a_long_code_fits_a_phone(live_server, transactional_db) -> None:
+    """QA walk (360 px): a change page's subtitle is the object's name, and a checkout reference or a txid is one long
+    word: the Pix charge, Pix payment, payment event and NF-e job pages scrolled sideways by 3 to 40 px."""
+    from playwright.sync_api import sync_playwright
+
+    event = PaymentEvent.objects.create(reference="checkout_00b590ef144c4b27c67dd0e3", kind="pix.charge_created")
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
+            staff_login(page, live_server.url, f"/admin/payments/paymentevent/{event.pk}/change/")
+            assert "checkout_00b590ef144c4b27c67dd0e3" in page.locator("#content h2").first.inner_text()
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
         finally:
             browser.close()

@@ -50,3 +50,35 @@ def test_staff_buy_and_cancel_a_label_from_the_order_page(
     label = ShippingLabel.objects.get(order=order)
     assert label.status == "canceled" and melhorenvio.checkouts == [label.remote_id]
     assert melhorenvio.orders[label.remote_id]["status"] == "canceled"
+
+
+@pytest.mark.e2e
+@needs_chromium
+def test_the_address_label_to_print_fits_a_phone(
+    live_server,
+    transactional_db,
+    freight_shop: None,  # noqa: F811
+    settings,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """QA walk (a new merchant on a 360 px phone, no carrier): "Imprimir etiqueta de endereço" opened a page with no
+    viewport (drawn at 980 px and shrunk) and a 10 cm label wider than the screen (horizontal scroll)."""
+    from playwright.sync_api import sync_playwright
+
+    settings.CARRIER = ""
+    order = shirts_order(django_capture_on_commit_callbacks)
+    User.objects.create_superuser(STAFF[0], "lojista@example.com.br", STAFF[1])
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 740}, is_mobile=True)
+            label_path = f"/admin/frete/{order.public_id}/endereco/"
+            staff_login(page, live_server.url, label_path)
+            widths = page.evaluate(
+                "() => [document.documentElement.clientWidth, document.documentElement.scrollWidth,"
+                " Math.ceil(document.querySelector('.label').getBoundingClientRect().right)]"
+            )
+            assert widths[0] == 360 and widths[1] <= 360 and widths[2] <= 360, widths
+            assert "CEP 20040-002" in page.get_by_test_id("label-to").inner_text()
+        finally:
+            browser.close()

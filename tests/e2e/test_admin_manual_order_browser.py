@@ -50,6 +50,9 @@ def test_manual_sales_marked_paid_and_by_pix_link(live_server, transactional_db,
             fill_sale(page, "pix")
             page.click("input[name=_submit]")
             link = page.get_by_test_id("pix-link").input_value()
+            # on a phone the link's field fits (QA walk: 549 px wide, the page scrolled sideways at 360 px)
+            page.set_viewport_size({"width": 360, "height": 800})
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360
             buyer = browser.new_context(locale="pt-BR").new_page()
             buyer.goto(link)
             expect(buyer.get_by_test_id("pix-amount")).to_have_text("R$ 85,80")

@@ -159,6 +159,22 @@ def test_pickup_order_shows_the_store_hours_and_then_picked_up(client, django_ca
     assert re.findall(r'data-testid="line-status">([^<]*)<', html) == ["Retirado"]
 
 
+def test_a_pickup_order_speaks_of_picking_up_not_of_shipping(client, django_capture_on_commit_callbacks):
+    """QA walk (a pickup order): the buyer page offered "Nada foi enviado ainda: você pode cancelar", and once
+    cancelled said "Este pedido foi cancelado e não será enviado": nothing of a pickup is ever sent."""
+    placed = replace(make_checkout(method="pickup", freight=0), destination=STORE, fulfillment_title="Retirada na loja")
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+    html = page(client, order)
+    assert (
+        "O pedido ainda não foi retirado: você pode cancelar, e o valor pago volta pelo mesmo meio de pagamento."
+        in html
+    )
+    assert "Nada foi enviado ainda" not in html
+    order_cancel(order_id=order.public_id, reason="Desistiu")
+    assert progress(page(client, order)) == "Este pedido foi cancelado e não ficará disponível para retirada."
+
+
 def test_a_pickup_order_ready_reads_ready_not_its_old_estimate(client, admin_client):
     """Issue 33: after "Pronto para retirada" the buyer page dropped the estimate ("Pronto para retirada em 1 dia
     útil") and the admin says "Pronto para retirada" instead of "Pedido recebido", on the list and the order."""

@@ -13,7 +13,7 @@ from django.utils.translation import gettext
 from fiscal.models import FiscalDocument
 from orders.services import order_place_from_checkout
 from payments.card.models import CardPayment
-from shop.models import Cart, Category, Product, StoreSettings
+from shop.models import Cart, Category, Checkout, Product, StoreSettings
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +43,18 @@ def test_admin_pages_in_portuguese(admin_client: Client) -> None:
         assert english not in page
     charges = admin_client.get("/admin/payments/pixcharge/").content.decode()
     assert "Status reason" not in charges and "Expires at" not in charges
+    # QA walk (a new merchant's first category): the page said "Slug:", the product's page "Endereço (slug):"
+    category_page = admin_client.get("/admin/shop/category/add/").content.decode()
+    assert '<label class="required" for="id_slug">Endereço (slug):</label>' in category_page
+    assert "O fim do endereço da categoria na loja, ex.: /produtos/?category=camisetas." in category_page
+    assert ">Slug:<" not in category_page
+    # QA walk ("Carrinhos abandonados hoje" → a checkout): every field of the checkout page was labelled in English
+    checkout = Checkout.objects.create(buyer_email="ana@example.com.br", ship_cep="01310-100")
+    checkout_page = admin_client.get(f"/admin/shop/checkout/{checkout.pk}/change/").content.decode()
+    for label in ("E-mail do comprador:", "Situação:", "Pedido:", "Pago em:", "CEP:", "Expira em:", "Cancelado em:"):
+        assert f"<label>{label}</label>" in checkout_page
+    for english in ("Buyer email", "Public id", "Order id", "Paid at", "Ship cep", "Expires at", "Canceled at"):
+        assert english not in checkout_page
 
 
 def test_english_admin_uses_locale_en(admin_client: Client) -> None:

@@ -64,6 +64,8 @@ def test_return_with_restock_and_pix_refund(
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(_action(order, "return"), form)
     assert response.status_code == 302
+    # the page says what it did with the money too (QA walk: "Devolução registrada." and nothing of the refund)
+    assert "Devolução registrada. Reembolso de R$ 30,00 solicitado." in admin_client.get(response.url).content.decode()
     line.refresh_from_db()
     variant.refresh_from_db()
     assert (line.quantity_total, variant.stock) == (1, 6)
@@ -165,6 +167,23 @@ def test_return_refund_is_a_pix_devolucao_settled_by_the_psp(
     assert (order.refunded_amount, order.payment_status) == (4290, "partially_refunded")
 
 
+@pytest.mark.parametrize(
+    ("payment_type", "label"),
+    [("pix", "Reembolso por Pix (R$)"), ("card", "Reembolso no cartão (R$)"), ("boleto", "Reembolso (R$)")],
+)
+def test_the_return_refund_field_names_the_way_the_order_was_paid(
+    admin_client: Client, place_order, variant: Variant, payment_type: str, label: str
+) -> None:
+    """QA walk: the return page of an order paid by card offered "Reembolso por Pix (R$)"; the money goes back the
+    way it came (the card gateway's estorno, or the boleto's transfer)."""
+    order = place_order(lines=[("CAM", 3000, 1)], freight=0, payment_type=payment_type)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    html = admin_client.get(_action(order, "return")).content.decode()
+    assert f'<label for="id_refund_amount">{label}:</label>' in html
+    assert payment_type == "pix" or "Pix" not in html.split('for="id_refund_amount"')[1].split("</label>")[0]
+
+
 def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, variant: Variant) -> None:
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
@@ -172,7 +191,7 @@ def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, va
     order_mark_delivered(order_id=order.public_id)  # a return is of what reached the buyer
     form = {f"qty_{line.public_id}": "1", "reason": "Troca de tamanho", "condition": "novo", "restock": "on"}
     both = admin_client.post(_action(order, "return"), {**form, "refund_amount": "10", "credit_amount": "10"})
-    assert "Escolha reembolso por Pix ou vale-troca, não os dois." in both.content.decode()
+    assert "Escolha reembolso ou vale-troca, não os dois." in both.content.decode()
     assert order.adjustments.count() == 0
     assert admin_client.post(_action(order, "return"), {**form, "credit_amount": "30,00"}).status_code == 302
     credit = Adjustment.objects.get(order=order, type="credit")

@@ -326,6 +326,31 @@ def test_a_refused_choice_keeps_everything_typed_and_says_why_next_to_it(client,
     assert 'value="Ana"' in client.get(f"/checkout/{checkout_id}").content.decode()
 
 
+def test_the_only_delivery_option_is_chosen_for_the_buyer(client, shop_ready):
+    """QA walk (a new shop with one Correios rate): "Calcular frete" listed the rate unchosen, the summary's total
+    left the freight out, and "Pagar com Pix" answered "Escolha a forma de entrega". The only option is chosen for
+    the buyer; two or more still wait for the buyer's choice."""
+    methods = {method.code: method for method in ShippingMethod.objects.all()}
+    for code in ("sedex", "motoboy"):
+        methods[code].active = False
+        methods[code].save()  # save(), not update(): the freight table is cached until a method is saved
+    checkout_id = start_checkout(client)
+    response = client.post(f"/checkout/{checkout_id}", {"action": "shipping", **CONTACT, **ADDRESS})
+    html = response.content.decode()
+    assert errors(response) == {}
+    assert re.search(r'<input type="radio" name="shipping_option" value="pac"\s+checked>', html)
+    assert 'data-testid="total">R$ 104,70<' in html  # 2 × R$ 42,90 + PAC R$ 18,90
+    assert Checkout.objects.get(public_id=checkout_id).selected_option_id == "pac"
+    # with SEDEX back there are two: none is chosen for the buyer
+    methods["sedex"].active = True
+    methods["sedex"].save()
+    second = Client()
+    other = start_checkout(second)
+    response = second.post(f"/checkout/{other}", {"action": "shipping", **CONTACT, **ADDRESS})
+    assert "checked>" not in response.content.decode().split('data-testid="shipping-options"')[1].split("</div>")[0]
+    assert Checkout.objects.get(public_id=other).selected_option_id == ""
+
+
 def test_changing_cep_drops_an_option_the_new_cep_lacks(client, shop_ready):
     checkout_id = start_checkout(client)
     client.post(f"/checkout/{checkout_id}", {"action": "update", **CONTACT, **ADDRESS, "shipping_option": "motoboy"})

@@ -311,6 +311,7 @@ def test_without_a_carrier_the_order_page_offers_an_address_label_to_print(
     sender = html.split('data-testid="label-from"')[1].split("</section>")[0]
     assert "Ana Souza Confecções ME" in sender and "Rua da Bahia, 1200 — sala 804" in sender and "30130-010" in sender
     assert f"Pedido #{order.number}: 2×" in html
+    assert 'rel="icon"' in html  # as the admin's pages: without it the browser asked for /favicon.ico (404)
     # the buyer's address is for staff only
     assert client.get(url).status_code == 302  # to the admin login
 

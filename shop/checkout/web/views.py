@@ -481,6 +481,12 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         saved = checkout_update(checkout_id=checkout_id, data=contact, language=_language(request))
         if len(saved.messages) == len(saved.checkout.messages):
             result = replace(saved, messages=[*saved.messages, *rejected])
+    if not paying and not rejected and (only := _only_option(result.checkout)):
+        # One rate for this address: chosen for the buyer, so the summary's total carries the freight (QA walk: a
+        # shop with one Correios rate listed it unchosen, the total without freight, and "Pagar" answered "Escolha a
+        # forma de entrega"). Never while paying: the buyer pays a total the page has shown.
+        form.cleaned_data["shipping_option"] = only
+        result = update(with_option=True)
     _sync_cart(request, result.checkout)
     ready = result.checkout.status == STATUS_READY and not rejected  # never paid with what was refused
     held = before_charging(request.POST, action, result.checkout) if paying and ready else []
@@ -527,6 +533,16 @@ def checkout_resume(request: HttpRequest, checkout_id: str) -> HttpResponse:
         only_fields=("coupon",) if action == "coupon" else None,
     )
     return _render_checkout(request, result.checkout, form, [*first, *general], status=200)
+
+
+def _only_option(checkout: Checkout) -> str:
+    """The id of the one delivery option offered to a shipping checkout that has none chosen; "" otherwise."""
+    if checkout.fulfillment_type != "shipping" or checkout.selected_option_id:
+        return ""
+    methods = (checkout.fulfillment_snapshot or {}).get("methods") or []
+    groups = methods[0].get("groups") or [] if methods else []
+    options = groups[0].get("options") or [] if groups else []
+    return str(options[0]["id"]) if len(options) == 1 else ""
 
 
 def _why_total_changed(said: list[CheckoutMessage], held: list[CheckoutMessage]) -> list[CheckoutMessage]:
