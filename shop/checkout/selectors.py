@@ -76,6 +76,7 @@ from payments.selectors import boleto_for_payment_id, card_payment_for_reference
 from shop.catalog.schema_org import _absolute as absolute_url_of
 from shop.checkout.pricing import is_pix_instrument, pix_offer
 from shop.checkout.types import (
+    STATUS_CANCELED,
     STATUS_COMPLETED,
     STATUS_IN_PROGRESS,
     STATUS_READY,
@@ -671,8 +672,12 @@ def _pix_charge(checkout: Checkout) -> object | None:
         return None
 
     charge = pix_charge_latest_for_reference(checkout.public_id)
-    # A revoked charge was replaced or withdrawn (total changed, checkout no longer ready): not shown.
-    return charge if charge is not None and charge.status != "revoked" else None
+    # A revoked charge was replaced or withdrawn (total changed, checkout no longer ready): not shown. Nor is the
+    # active charge of a canceled checkout: its revoke runs after the cancel commits (PIX.md §2.4), and the cancel's
+    # own answer must not hand the agent a QR code the buyer could still pay.
+    if charge is None or charge.status == "revoked":
+        return None
+    return None if checkout.status == STATUS_CANCELED and charge.status == "active" else charge
 
 
 def buyer_input_of(checkout: Checkout) -> BuyerInput | None:

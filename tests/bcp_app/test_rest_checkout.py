@@ -758,3 +758,18 @@ def test_eligibility_claims_the_shop_does_not_verify_change_nothing_bcp_dsc_05(
     assert claimed["totals"] == ready["totals"] and claimed["discounts"] == {"codes": [], "applied": []}
     assert "messages" not in claimed
     assert complete(client, ready["id"], headers).json()["status"] == "complete_in_progress"
+
+
+def test_the_cancel_answer_shows_no_payable_pix_charge_bcp_chk_14(client: Client, headers: dict[str, str]) -> None:
+    """PIX.md §2.4: a canceled checkout's charge is revoked. The revoke runs after the cancel commits, and the
+    cancel's own answer showed the charge still `active` with its BR Code: an agent relaying it could have had the
+    buyer pay a canceled checkout. Now neither the answer nor a later read shows a payable charge."""
+    checkout = ready_checkout(client, headers)
+    br_code = checkout["payment"]["instruments"][0]["pix"]["br_code"]
+    path = f"/checkout-sessions/{checkout['id']}"
+
+    canceled = call(client, "post", f"{path}/cancel", {**headers, "Idempotency-Key": "k-cancel-pix"}, {})
+
+    assert canceled.json()["status"] == "canceled"
+    for body in (canceled.content, call(client, "get", path, headers).content):
+        assert br_code.encode() not in body and b'"active"' not in body
