@@ -356,6 +356,7 @@ def _write(
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
     then: Then | None = None,
+    locked: tuple[str, list[Any]] | None = None,
 ) -> Any:
     """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event` and `then`, one data-modifying CTE
     each: `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
@@ -370,6 +371,9 @@ def _write(
     if guard is None and event is None and then is None:
         return _run(db, main_sql, params)
     parts, values = [], []
+    if locked is not None:
+        parts.append(f"locked AS ({locked[0]})")
+        values += locked[1]
     if guard is not None:
         parts.append(f"guard AS ({guard[0]})")
         values += guard[1]
@@ -475,11 +479,15 @@ def update_where(
     `version`: the row's `xmin` as read (as text, PostgreSQL only): the row is written only while it is still that
     version of the row, i.e. no transaction wrote it since it was read (a concurrent writer's UPDATE waited for
     makes the row a new version: PostgreSQL compares the committed row). An optimistic check in place of a lock
-    held from the read to the write; False when the row moved on."""
-    if guard is not None and (where or version is not None):
+    held from the read to the write; False when the row moved on. With a `guard` too, the statement first locks the
+    row while it is still that version (the CTE `locked`; the lock order of a caller that locks it first) and the
+    guard writes only when it did (its condition includes `VERSION_LOCKED`): both, or neither."""
+    if guard is not None and where:
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
     if version is not None and not _one_statement(_db()):
         raise ValueError("update_where: a row version is PostgreSQL's xmin")
+    if guard is not None and version is not None and VERSION_LOCKED not in guard[0]:
+        raise ValueError("update_where: with a version, the guard writes only if VERSION_LOCKED")
     names = tuple(fields)
     db = _db()
     loaded = getattr(instance, "_loaded", None) if changed_only else None
@@ -488,7 +496,8 @@ def update_where(
     sql, params, chosen = _update_statement(
         instance, names, where or {}, db, guarded=guard is not None and _one_statement(db), version=version
     )
-    written = _write(db, sql, params, event=event, guard=guard) is not None
+    locked = _version_lock(instance, version, db) if guard is not None and version is not None else None
+    written = _write(db, sql, params, event=event, guard=guard, locked=locked) is not None
     if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
         remembered = dict(loaded)
         for field in chosen:
@@ -499,6 +508,19 @@ def update_where(
                 remembered.pop(field.attname, None)
         instance.__dict__["_loaded"] = remembered
     return written
+
+
+# The condition a guard of `update_where(version=…)` writes under: the row was locked while still that version.
+VERSION_LOCKED = "EXISTS (SELECT 1 FROM locked)"
+
+
+def _version_lock(instance: models.Model, version: str, db: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
+    """`SELECT 1 … FOR UPDATE` of `instance`'s row while it is still `version` (PostgreSQL re-reads a row it waited
+    for, so a version written meanwhile matches nothing)."""
+    meta = instance._meta
+    table = db.ops.quote_name(meta.db_table)
+    sql = f"SELECT 1 FROM {table} WHERE {_column(meta.pk)} = %s AND xmin = %s::xid FOR UPDATE"  # noqa: S608
+    return sql, [meta.pk.get_db_prep_value(instance.pk, db), version]
 
 
 def _changed(instance: models.Model, names: tuple[str, ...], loaded: Mapping[str, Any]) -> tuple[str, ...]:

@@ -190,21 +190,24 @@ def _check_owner(checkout: Checkout, owner: object) -> None:
         raise CheckoutNotFound(checkout.public_id)
 
 
-def read_versioned(checkout_id: str, *, owner: object) -> Checkout | None:
+def read_versioned(checkout_id: str, *, owner: object, card_brief: bool = False) -> Checkout | None:
     """The checkout with its lines as `lock(lines=True)` reads them, but with no lock (and no transaction): one
     SELECT, with the version of the checkout's row as read (`checkout.row_version`: PostgreSQL's `xmin`, which
     every write of the row changes) for a write made only while the row is still that version
     (`save_with_event(version=…)`, `save_if_unchanged`): an update checked optimistically instead of locked
     first (issue 34). Every write of a checkout's lines writes its checkout too (`apply` and its callers), so an
     unchanged row means unchanged lines. None where the locked path must answer: not PostgreSQL, not found, not
-    the owner's, no lines."""
+    the owner's, no lines. `card_brief`: as `lock`'s."""
     if connection.vendor != "postgresql" or "\x00" in checkout_id:
         return None
-    found = compiled(("checkout.versioned", connection.alias), _versioned_queryset).rows(checkout_id)
+    shape = ("checkout.versioned", connection.alias, card_brief)
+    found = compiled(shape, lambda any_id: _versioned_queryset(any_id, card_brief=card_brief)).rows(checkout_id)
     if not found:
         return None
     checkout = found[0].checkout
     checkout.row_version = found[0].row_version
+    if card_brief:
+        checkout.card_payment_brief = found[0].card_payment_brief
     for line in found:
         line.checkout = checkout  # one instance for all of them, as a prefetch would give
     if owner is not ANY_OWNER and not (isinstance(owner, CheckoutOwner) and owner.owns(checkout)):
@@ -212,15 +215,18 @@ def read_versioned(checkout_id: str, *, owner: object) -> Checkout | None:
     return with_lines(checkout, found)
 
 
-def _versioned_queryset(checkout_id: str) -> QuerySet:
+def _versioned_queryset(checkout_id: str, *, card_brief: bool) -> QuerySet:
     table = connection.ops.quote_name(Checkout._meta.db_table)
-    return (
+    rows = (
         CheckoutLine.objects.select_related("checkout")
         .filter(checkout__public_id=checkout_id)
         .annotate(**LIVE_ANNOTATIONS)
         .order_by("position", "id")
         .extra(select={"row_version": f"{table}.xmin::text"})  # noqa: S610 — constant SQL
     )
+    if card_brief:
+        rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
+    return rows
 
 
 logger = logging.getLogger(__name__)

@@ -80,7 +80,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -344,7 +344,7 @@ def _update_unlocked(
     concurrent update, complete, cancel or settlement: its UPDATE waited for, or committed before), is None:
     `_update`'s locked path then does it all again from the row as it is, with the same answer as if the two
     writes had queued for the lock."""
-    if connection.in_atomic_block or _pix(data.payment):
+    if _pix(data.payment):
         return None
     checkout = read_versioned(checkout_id, owner=owner)
     if checkout is None or not _holds_nothing(checkout, now):

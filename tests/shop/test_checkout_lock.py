@@ -23,14 +23,14 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from payments.locks import pix_charge_lock
-from payments.models import PixCharge
+from payments.models import CardPayment, PixCharge
 from payments.psp import PSPPayment
 from payments.services import pix_charge_revoke_for_reference
 from payments.settlement import pix_payment_settle
 from shop.checkout.core import cancel, lock, lock_if_free, retried_on_deadlock
-from shop.checkout.services import checkout_create, checkout_update
-from shop.checkout.types import LineInput
-from shop.models import Checkout, CheckoutLine
+from shop.checkout.services import checkout_complete, checkout_create, checkout_update
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import Checkout, CheckoutLine, Variant
 from tests.shop.checkout_factories import full_input
 from tests.shop.test_completion import ready_checkout
 
@@ -295,3 +295,44 @@ def test_an_update_with_no_writer_before_it_takes_no_lock(django_assert_num_quer
         "incomplete",
         "status_changed",
     )
+
+
+def test_a_card_complete_read_without_the_lock_takes_no_stock_over_a_writer_before_it() -> None:
+    """Step 1 of a card complete reads the checkout with no lock and takes the units, moves the checkout and writes
+    its event in one statement that first locks the row while it is still the version it read (issue 34:
+    `_begin_unlocked`). Here a writer holds the checkout and cancels it after the complete has read it: that
+    statement waits for it, then writes nothing (not the units either), and the complete runs again under the lock,
+    where it finds the checkout canceled (BCP-CHK-14) — no units taken from a canceled checkout, no charge (as with
+    a stock guard that did not wait for the row's version: two units gone with nothing holding them)."""
+    card = InstrumentInput(
+        id="instr_c", handler_id="gpay", type="card", credential={"type": "PAYMENT_GATEWAY", "token": "success_token"}
+    )
+    checkout = ready_checkout(quantity=2, payment=PaymentInput(instruments=(card,)))
+    reference = checkout.public_id
+    has_checkout, go_on = threading.Event(), threading.Event()
+    threads = Threads()
+
+    def canceler() -> None:
+        with transaction.atomic():
+            locked = lock(reference)
+            has_checkout.set()
+            assert go_on.wait(10)
+            cancel(locked, kind="canceled")
+
+    def completer() -> list[tuple[str, str]]:
+        result = checkout_complete(checkout_id=reference, data=CompleteInput(payment=PaymentInput(instruments=(card,))))
+        return [(message.code, message.severity) for message in result.messages if message.type == "error"]
+
+    threads.start("canceler", canceler)
+    assert has_checkout.wait(10)
+    threads.start("completer", completer)
+    _until_someone_waits()  # the complete read the checkout unlocked, and its statement waits for the canceler
+    go_on.set()
+    outcomes = threads.join()
+    assert outcomes == {
+        "canceler": ("done", None),
+        "completer": ("done", [("invalid_checkout_status", "unrecoverable")]),
+    }
+    assert Checkout.objects.get(public_id=reference).status == "canceled"
+    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 10
+    assert not CardPayment.objects.filter(reference=reference).exists()
