@@ -356,6 +356,7 @@ def _write(
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
     then: Then | None = None,
+    locked: tuple[str, list[Any]] | None = None,
 ) -> Any:
     """Run `main_sql` (ending in RETURNING pk) after `guard` and with `event` and `then`, one data-modifying CTE
     each: `event` is inserted only when the main statement wrote its row; `main_sql` reads the guard's rows as
@@ -370,6 +371,9 @@ def _write(
     if guard is None and event is None and then is None:
         return _run(db, main_sql, params)
     parts, values = [], []
+    if locked is not None:
+        parts.append(f"locked AS ({locked[0]})")
+        values += locked[1]
     if guard is not None:
         parts.append(f"guard AS ({guard[0]})")
         values += guard[1]
@@ -458,6 +462,7 @@ def update_where(
     event: models.Model | None = None,
     guard: tuple[str, list[Any]] | None = None,
     changed_only: bool = False,
+    version: str | None = None,
 ) -> bool:
     """`UPDATE … SET fields WHERE pk = … [AND column = value …] RETURNING pk`, with `event` inserted in the
     same statement when the row matched. The values are the instance's own; auto_now fields are written
@@ -469,18 +474,30 @@ def update_where(
     wrote while the row did not match would be a write without its consequence).
 
     `changed_only`: of `fields`, only those whose value differs from the one read (`RemembersLoaded`; the
-    caller holds the row's lock since it read it, so the others are what the row holds)."""
+    caller holds the row's lock since it read it, or `version` proves the row unchanged since it was read).
+
+    `version`: the row's `xmin` as read (as text, PostgreSQL only): the row is written only while it is still that
+    version of the row, i.e. no transaction wrote it since it was read (a concurrent writer's UPDATE waited for
+    makes the row a new version: PostgreSQL compares the committed row). An optimistic check in place of a lock
+    held from the read to the write; False when the row moved on. With a `guard` too, the statement first locks the
+    row while it is still that version (the CTE `locked`; the lock order of a caller that locks it first) and the
+    guard writes only when it did (its condition includes `VERSION_LOCKED`): both, or neither."""
     if guard is not None and where:
         raise ValueError("update_where: a guard needs the row locked, not a where condition")
+    if version is not None and not _one_statement(_db()):
+        raise ValueError("update_where: a row version is PostgreSQL's xmin")
+    if guard is not None and version is not None and VERSION_LOCKED not in guard[0]:
+        raise ValueError("update_where: with a version, the guard writes only if VERSION_LOCKED")
     names = tuple(fields)
     db = _db()
     loaded = getattr(instance, "_loaded", None) if changed_only else None
     if loaded is not None:
         names = _changed(instance, names, loaded)
     sql, params, chosen = _update_statement(
-        instance, names, where or {}, db, guarded=guard is not None and _one_statement(db)
+        instance, names, where or {}, db, guarded=guard is not None and _one_statement(db), version=version
     )
-    written = _write(db, sql, params, event=event, guard=guard) is not None
+    locked = _version_lock(instance, version, db) if guard is not None and version is not None else None
+    written = _write(db, sql, params, event=event, guard=guard, locked=locked) is not None
     if written and loaded is not None:  # what the row holds now (a new dict: a copy of the instance shares it)
         remembered = dict(loaded)
         for field in chosen:
@@ -491,6 +508,19 @@ def update_where(
                 remembered.pop(field.attname, None)
         instance.__dict__["_loaded"] = remembered
     return written
+
+
+# The condition a guard of `update_where(version=…)` writes under: the row was locked while still that version.
+VERSION_LOCKED = "EXISTS (SELECT 1 FROM locked)"
+
+
+def _version_lock(instance: models.Model, version: str, db: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
+    """`SELECT 1 … FOR UPDATE` of `instance`'s row while it is still `version` (PostgreSQL re-reads a row it waited
+    for, so a version written meanwhile matches nothing)."""
+    meta = instance._meta
+    table = db.ops.quote_name(meta.db_table)
+    sql = f"SELECT 1 FROM {table} WHERE {_column(meta.pk)} = %s AND xmin = %s::xid FOR UPDATE"  # noqa: S608
+    return sql, [meta.pk.get_db_prep_value(instance.pk, db), version]
 
 
 def _changed(instance: models.Model, names: tuple[str, ...], loaded: Mapping[str, Any]) -> tuple[str, ...]:
@@ -516,17 +546,26 @@ def _changed(instance: models.Model, names: tuple[str, ...], loaded: Mapping[str
 
 
 def _update_statement(
-    instance: models.Model, names: tuple[str, ...], where: Mapping[str, Any], db: BaseDatabaseWrapper, *, guarded: bool
+    instance: models.Model,
+    names: tuple[str, ...],
+    where: Mapping[str, Any],
+    db: BaseDatabaseWrapper,
+    *,
+    guarded: bool,
+    version: str | None = None,
 ) -> tuple[str, list[Any], tuple[models.Field[Any, Any], ...]]:
     """`UPDATE … RETURNING pk` of `update_where`: its SQL (text built once per shape), values and columns."""
     meta = instance._meta
-    key = ("update", meta.label, db.vendor, names, tuple(where), guarded)
+    versioned = version is not None
+    key = ("update", meta.label, db.vendor, names, tuple(where), guarded, versioned)
     shape = _SHAPES.get(key)
     if shape is None:
         columns = [_field(meta, name) for name in names]
         stamps = [field for field in meta.concrete_fields if getattr(field, "auto_now", False)]
         columns += [field for field in stamps if field not in columns]
         conditions = [f"{_column(meta.pk)} = %s"] + [f"{_column(_field(meta, name))} = %s" for name in where]
+        if versioned:
+            conditions.append("xmin = %s::xid")
         if guarded:
             conditions.append("EXISTS (SELECT 1 FROM guard)")
         text = (
@@ -550,6 +589,8 @@ def _update_statement(
     params = _db_values(instance, prepared, db)
     params.append(meta.pk.get_db_prep_value(instance.pk, db))
     params += [field.get_db_prep_value(value, db) for field, value in zip(matched, where.values(), strict=True)]
+    if versioned:
+        params.append(version)
     return sql, params, chosen
 
 

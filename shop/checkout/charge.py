@@ -44,6 +44,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kernel.rows import VERSION_LOCKED
 from payments.exceptions import PaymentInputError
 from payments.psp import PSPRejected, PSPUnavailable
 from payments.selectors import pix_charge_active_for_reference
@@ -266,18 +267,25 @@ def reserve(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> li
 
 
 def reserve_and_save_status(
-    checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation, status: str, kind: str
+    checkout: Checkout,
+    lines: list[CheckoutLine],
+    ev: Evaluation,
+    status: str,
+    kind: str,
+    *,
+    version: str | None = None,
 ) -> bool | None:
     """`reserve` and `save_status` as one statement, when the reservation is one conditional UPDATE (one
     variant to take, no coupon): the checkout and its event are written only if the units were taken.
     True: done; False: not enough stock, nothing written (`reserve` then says which line); None: the
-    reservation needs more than one statement, or is already held (use `reserve`)."""
+    reservation needs more than one statement, or is already held (use `reserve`). `version`: the checkout's
+    row version as `read_versioned` read it (no lock held): False too when the row changed since."""
     take = _one_take(checkout, lines, ev)
     if take is None:
         return None
     previous = checkout.status
     checkout.status = status
-    if _save_taking(checkout, take, kind, previous):
+    if _save_taking(checkout, take, kind, previous, version):
         return True
     checkout.status = previous
     return False
@@ -292,11 +300,15 @@ def _one_take(checkout: Checkout, lines: list[CheckoutLine], ev: Evaluation) -> 
     return wanted[0]
 
 
-def _save_taking(checkout: Checkout, take: tuple[int, int], kind: str, previous: str) -> bool:
+def _save_taking(
+    checkout: Checkout, take: tuple[int, int], kind: str, previous: str, version: str | None = None
+) -> bool:
     """The checkout, its event and the units `take` in one statement: all three, or none (False)."""
     variant_pk, quantity = take
     checkout.stock_reserved = True
-    if save_with_event(checkout, kind, previous, guard=stock_take_sql(variant_pk=variant_pk, quantity=quantity)):
+    only_if = VERSION_LOCKED if version is not None else ""
+    guard = stock_take_sql(variant_pk=variant_pk, quantity=quantity, only_if=only_if)
+    if save_with_event(checkout, kind, previous, guard=guard, version=version):
         return True
     checkout.stock_reserved = False
     return False

@@ -43,7 +43,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from django.conf import settings
@@ -102,9 +102,12 @@ from shop.checkout.core import (
     in_checkout_language,
     input_from_checkout,
     lock,
+    plan_lines,
+    read_versioned,
     reload,
     retried_on_deadlock,
     save_with_event,
+    set_evaluated,
     speak,
     status_error,
     stored_messages,
@@ -503,6 +506,8 @@ def _begin_transaction(
 
     The evaluation's columns and the status this step decides are written in one UPDATE of the checkout."""
     now = timezone.now()
+    if (begun := _begin_unlocked(checkout_id, data, owner, now)) is not None:
+        return begun
     with transaction.atomic():
         # The card payment's brief comes with the lock: step 2 then needs no "is this reference paid?" read.
         checkout = lock(checkout_id, owner=owner, card_brief=True, lines=True)
@@ -606,6 +611,67 @@ def _begin_transaction(
             save_status(checkout, STATUS_IN_PROGRESS, "payment_pending")
             return checkout
     return checkout, changed
+
+
+def _begin_unlocked(checkout_id: str, data: CompleteInput, owner: object, now: datetime) -> Checkout | None:
+    """Step 1 of the usual card complete (issue 34) with no lock and no transaction: the checkout, its lines and
+    its card payment's brief read in one SELECT with the row's version (`read_versioned`), evaluated as
+    `_begin_transaction` evaluates them, and the units, the checkout (`complete_in_progress`) and its event
+    written in one statement that first locks the checkout while its row is still that version (then the stock,
+    the lock order of the locked path): two statements instead of BEGIN, the lock, that statement and COMMIT.
+
+    Only when that statement is the whole step: a ready checkout showing this card, holding nothing (no stock,
+    no Pix charge, not paid), one variant to take and no coupon, where nothing moved (status, total, lines,
+    delivery, terms, consent). Anything else, a row written by someone else since it was read, or too few units
+    (nothing written then), is None: the locked path does it all again from the row as it is, and answers."""
+    instruments = data.payment.instruments
+    if len(instruments) != 1 or instruments[0].type != "card":
+        return None
+    chosen = instruments[0]
+    checkout = read_versioned(checkout_id, owner=owner, card_brief=True)
+    if checkout is None or not _open_and_free(checkout, now):
+        return None
+    speak(checkout.language)
+    if instrument_problem(data.payment, data.offered_handler_ids) is not None:
+        return None
+    if _card_not_shown(chosen, checkout.payment_instrument) or _installments_changed(checkout, chosen) is not None:
+        return None
+    existing = kept_lines(checkout)
+    shown = _shown(checkout, existing)
+    own = input_from_checkout(checkout, existing)
+    instrument = InstrumentInput(chosen.id, chosen.handler_id, chosen.type, installments=chosen.installments)
+    state = replace(own, payment=PaymentInput(instruments=(instrument,)), signals={**own.signals, **data.signals})
+    ev = evaluate(checkout=checkout, existing_lines=existing, data=state, now=now)
+    status, messages = with_status(ev, ev.rejections)
+    if status != STATUS_READY or ev.total_amount != checkout.total_amount:
+        return None
+    checkout.status = status
+    if set_evaluated(checkout, ev, messages):
+        return None  # a consent change: its event is a row of its own
+    plan = plan_lines(checkout, ev, existing)
+    if plan.writes:
+        return None
+    with_lines(checkout, plan.lines)
+    if _unrequested_changes(shown, checkout, plan.lines):
+        return None
+    checkout.payment_txid = ""  # "no payment attached yet" (a ready checkout has none: `_open_and_free`)
+    version = checkout.row_version
+    if reserve_and_save_status(checkout, plan.lines, ev, STATUS_IN_PROGRESS, "payment_pending", version=version):
+        return checkout
+    return None
+
+
+def _open_and_free(checkout: Checkout, now: datetime) -> bool:
+    """Ready, not expired, not paid, holding no stock, no payment attached, no Pix (`_begin_unlocked`)."""
+    return (
+        checkout.status == STATUS_READY
+        and checkout.paid_at is None
+        and not checkout.stock_reserved
+        and not checkout.payment_txid
+        and not is_pix(checkout.payment_instrument)
+        and checkout.expires_at is not None
+        and checkout.expires_at > now
+    )
 
 
 def _card_not_shown(chosen: InstrumentInput, shown: dict[str, object] | None) -> bool:

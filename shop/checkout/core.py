@@ -19,6 +19,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -189,6 +190,45 @@ def _check_owner(checkout: Checkout, owner: object) -> None:
         raise CheckoutNotFound(checkout.public_id)
 
 
+def read_versioned(checkout_id: str, *, owner: object, card_brief: bool = False) -> Checkout | None:
+    """The checkout with its lines as `lock(lines=True)` reads them, but with no lock (and no transaction): one
+    SELECT, with the version of the checkout's row as read (`checkout.row_version`: PostgreSQL's `xmin`, which
+    every write of the row changes) for a write made only while the row is still that version
+    (`save_with_event(version=…)`, `save_if_unchanged`): an update checked optimistically instead of locked
+    first (issue 34). Every write of a checkout's lines writes its checkout too (`apply` and its callers), so an
+    unchanged row means unchanged lines. None where the locked path must answer: not PostgreSQL, not found, not
+    the owner's, no lines. `card_brief`: as `lock`'s."""
+    if connection.vendor != "postgresql" or "\x00" in checkout_id:
+        return None
+    shape = ("checkout.versioned", connection.alias, card_brief)
+    found = compiled(shape, lambda any_id: _versioned_queryset(any_id, card_brief=card_brief)).rows(checkout_id)
+    if not found:
+        return None
+    checkout = found[0].checkout
+    checkout.row_version = found[0].row_version
+    if card_brief:
+        checkout.card_payment_brief = found[0].card_payment_brief
+    for line in found:
+        line.checkout = checkout  # one instance for all of them, as a prefetch would give
+    if owner is not ANY_OWNER and not (isinstance(owner, CheckoutOwner) and owner.owns(checkout)):
+        return None
+    return with_lines(checkout, found)
+
+
+def _versioned_queryset(checkout_id: str, *, card_brief: bool) -> QuerySet:
+    table = connection.ops.quote_name(Checkout._meta.db_table)
+    rows = (
+        CheckoutLine.objects.select_related("checkout")
+        .filter(checkout__public_id=checkout_id)
+        .annotate(**LIVE_ANNOTATIONS)
+        .order_by("position", "id")
+        .extra(select={"row_version": f"{table}.xmin::text"})  # noqa: S610 — constant SQL
+    )
+    if card_brief:
+        rows = rows.extra(select={"card_payment_brief": card_payment_brief_sql()}, select_params=[checkout_id])  # noqa: S610
+    return rows
+
+
 logger = logging.getLogger(__name__)
 
 # Pix charges may be paid until their expiry; the checkout lives at least this long after it.
@@ -272,12 +312,15 @@ def save_with_event(
     fields: list[str] | None = None,
     where: dict[str, object] | None = None,
     guard: tuple[str, list[Any]] | None = None,
+    version: str | None = None,
 ) -> bool:
     """The checkout's UPDATE and its event in one statement (`kernel.rows.update_where`). `fields`: the
     columns to write (default: those of `Checkout.written_fields()`, what `save()` writes, that changed since
     the checkout was read);
     `where`: columns the row must still have, else nothing is written and the answer is False.
-    `guard`: a conditional write that must succeed for the checkout to be written (`update_where`)."""
+    `guard`: a conditional write that must succeed for the checkout to be written (`update_where`).
+    `version`: the row's version as `read_versioned` read it; nothing is written (False) when the row changed
+    since."""
     if checkout.pk is None:
         checkout.save()
         event(checkout, kind, from_status, detail)
@@ -287,7 +330,15 @@ def save_with_event(
         fields = checkout.written_fields()
     event_row = event_of(checkout, kind, from_status, detail)
     # A whole save writes only the columns that changed since the checkout was read under its lock.
-    return update_where(checkout, fields, where=where, event=event_row, guard=guard, changed_only=whole)
+    return update_where(
+        checkout, fields, where=where, event=event_row, guard=guard, changed_only=whole, version=version
+    )
+
+
+def save_if_unchanged(checkout: Checkout, version: str) -> bool:
+    """`checkout.save()` of a checkout read by `read_versioned` (its changed columns, one UPDATE), made only while
+    the row is still the version read (False, nothing written, when it changed since)."""
+    return update_where(checkout, checkout.written_fields(), changed_only=True, version=version)
 
 
 def apply(
@@ -303,15 +354,8 @@ def apply(
     values did not change are not written). `save=False` leaves the checkout's own UPDATE to the caller,
     who saves it once with the status it decides next. A new checkout is inserted with its lines and events
     in one statement (`kernel.rows.insert_together`), its `created` event (that detail) among them."""
-    previous_consent = checkout.buyer_consent
-    for name, value in ev.fields.items():
-        setattr(checkout, name, value)
-    checkout.messages = [m.as_dict() for m in messages]
-    checkout.policies_shown = policy_digests(checkout.language)  # what this response shows (complete compares)
     adding = checkout.pk is None
-    events: list[CheckoutEvent] = []
-    if checkout.buyer_consent != previous_consent:  # the LGPD evidence trail, append-only
-        events.append(event_of(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent}))
+    events = set_evaluated(checkout, ev, messages)
     if created is not None:
         events.append(event_of(checkout, "created", "", created))
     if not adding:
@@ -319,10 +363,60 @@ def apply(
             checkout.save()
         for row in events:
             row.save()
+    plan = plan_lines(checkout, ev, existing)
+    if adding:
+        insert_together(checkout, plan.to_create, events)
+    else:
+        write_lines(plan)
+    with_lines(checkout, plan.lines)
+
+
+def set_evaluated(checkout: Checkout, ev: Evaluation, messages: list[CheckoutMessage]) -> list[CheckoutEvent]:
+    """`apply`'s columns, set on the checkout (nothing written): the events they call for (a consent change)."""
+    previous_consent = checkout.buyer_consent
+    for name, value in ev.fields.items():
+        setattr(checkout, name, value)
+    checkout.messages = [m.as_dict() for m in messages]
+    checkout.policies_shown = policy_digests(checkout.language)  # what this response shows (complete compares)
+    events: list[CheckoutEvent] = []
+    if checkout.buyer_consent != previous_consent:  # the LGPD evidence trail, append-only
+        events.append(event_of(checkout, "consent_changed", checkout.status, {"consent": checkout.buyer_consent}))
+    return events
+
+
+LINE_FIELDS = ["position", "variant", "sku", "title", "image_url", "unit_price", "quantity", "requires_shipping"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinePlan:
+    """`apply`'s line writes: the pks to delete, the rows to update and to insert, and every line after them (in
+    position order, set to their evaluated values)."""
+
+    stale: list[int]
+    to_update: list[CheckoutLine]
+    to_create: list[CheckoutLine]
+    lines: list[CheckoutLine]
+
+    @property
+    def writes(self) -> bool:
+        return bool(self.stale or self.to_update or self.to_create)
+
+
+def write_lines(plan: LinePlan) -> None:
+    """A stored checkout's line writes (≤ 3 statements whatever the line count): deleted, updated, inserted."""
+    if plan.stale:
+        CheckoutLine.objects.filter(pk__in=plan.stale).delete()
+    if plan.to_update:
+        CheckoutLine.objects.bulk_update(plan.to_update, LINE_FIELDS)
+    if plan.to_create:
+        CheckoutLine.objects.bulk_create(plan.to_create)
+
+
+def plan_lines(checkout: Checkout, ev: Evaluation, existing: list[CheckoutLine]) -> LinePlan:
+    """The lines of an evaluation against the stored ones (`existing`); a line whose values did not change is
+    kept as stored (nothing to write for it)."""
     keep = {line.public_id for line in ev.lines}
     stale = [line.pk for line in existing if line.public_id not in keep]
-    if stale:
-        CheckoutLine.objects.filter(pk__in=stale).delete()
     by_id = {line.public_id: line for line in existing}
     to_update: list[CheckoutLine] = []
     to_create: list[CheckoutLine] = []
@@ -345,15 +439,8 @@ def apply(
         for name, value in values.items():
             setattr(row, name, value)
         (to_update if row.pk else to_create).append(row)
-    fields = ["position", "variant", "sku", "title", "image_url", "unit_price", "quantity", "requires_shipping"]
-    if adding:
-        insert_together(checkout, to_create, events)
-    else:
-        if to_update:
-            CheckoutLine.objects.bulk_update(to_update, fields)
-        if to_create:
-            CheckoutLine.objects.bulk_create(to_create)
-    with_lines(checkout, sorted([*kept, *to_update, *to_create], key=lambda row: row.position))
+    lines = sorted([*kept, *to_update, *to_create], key=lambda row: row.position)
+    return LinePlan(stale, to_update, to_create, lines)
 
 
 def current(checkout: Checkout) -> Checkout:

@@ -106,15 +106,21 @@ from shop.checkout.core import (
     input_from_checkout,
     lock,
     lock_if_free,
+    plan_lines,
+    read_versioned,
     reload,
     retried_on_deadlock,
+    save_if_unchanged,
+    save_with_event,
+    set_evaluated,
     speak,
     status_error,
     stored_messages,
     with_status,
+    write_lines,
 )
 from shop.checkout.evaluate import CheckoutInputError, checkout_language, evaluate
-from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, kept_lines
+from shop.checkout.selectors import CheckoutNotFound, checkout_by_public_id, kept_lines, with_lines
 from shop.checkout.settle import (
     checkout_paid_complete_due,
     checkout_pending_due,
@@ -297,6 +303,8 @@ def _update(
     """The update's transaction: the answer when it stops there, else the checkout and whether a Pix charge
     must be issued after commit. `data` may be built from the locked checkout and its lines."""
     now = timezone.now()
+    if not callable(data) and (written := _update_unlocked(checkout_id, data, language, owner, now)) is not None:
+        return written
     with transaction.atomic():
         checkout = lock(checkout_id, owner=owner, lines=True)
         if callable(data):
@@ -321,6 +329,73 @@ def _update(
         save_holding(checkout, ev, held, previous_status)  # the stock a Pix charge needs, and the checkout
         issue = pix_charge_plan(checkout, previous_instrument=previous_instrument)
     return checkout, issue
+
+
+def _update_unlocked(
+    checkout_id: str, data: CheckoutInput, language: str | None, owner: object, now: datetime
+) -> tuple[Checkout, bool] | None:
+    """The usual update (issue 34) with no lock and no transaction: the checkout and its lines read in one SELECT
+    with their row's version (`read_versioned`), evaluated as `_update` evaluates them, and written in one UPDATE
+    (with its event) made only while the row is still that version: two statements instead of BEGIN, the lock,
+    the UPDATE and COMMIT. When lines change too, their writes follow that UPDATE in its transaction (the
+    checkout's row first, then its lines: the lock order of the locked path; as many statements as it takes).
+    Only for an open checkout that holds nothing and neither had nor gets Pix (no stock or charge to follow),
+    whose consent stays as it was. Anything else, and a row written by someone else since it was read (a
+    concurrent update, complete, cancel or settlement: its UPDATE waited for, or committed before), is None:
+    `_update`'s locked path then does it all again from the row as it is, with the same answer as if the two
+    writes had queued for the lock."""
+    if _pix(data.payment):
+        return None
+    checkout = read_versioned(checkout_id, owner=owner)
+    if checkout is None or not _holds_nothing(checkout, now):
+        return None
+    language = checkout_language(data, language or checkout.language)
+    speak(language)
+    existing = kept_lines(checkout)
+    shown = lines_shown(existing)
+    ev = evaluate(checkout=checkout, existing_lines=existing, data=data, now=now)
+    ev.fields["language"] = language
+    if ev.rejections or is_pix(ev.fields.get("payment_instrument")):  # type: ignore[arg-type]
+        return None
+    previous_status = checkout.status
+    checkout.status, messages = with_status(ev, [])
+    messages = [*messages, *line_changes(shown, ev.lines)]
+    if set_evaluated(checkout, ev, messages):
+        return None  # a consent change: its event is a row of its own
+    plan = plan_lines(checkout, ev, existing)
+    with transaction.atomic() if plan.writes else contextlib.nullcontext():
+        if not _save_versioned(checkout, previous_status):
+            return None  # nothing written (an empty transaction when lines were to follow)
+        write_lines(plan)
+    with_lines(checkout, plan.lines)
+    return checkout, False
+
+
+def _save_versioned(checkout: Checkout, previous_status: str) -> bool:
+    """The checkout's UPDATE (with its `status_changed` event when its status moved, as `save_holding` writes it),
+    only while its row is the version `read_versioned` read."""
+    version = checkout.row_version
+    if checkout.status != previous_status:
+        return save_with_event(checkout, "status_changed", previous_status, version=version)
+    return save_if_unchanged(checkout, version)
+
+
+def _pix(payment: PaymentInput | None) -> bool:
+    return payment is not None and any(instrument.type == "pix" for instrument in payment.instruments)
+
+
+def _holds_nothing(checkout: Checkout, now: datetime) -> bool:
+    """Open, not expired, not paid, holding no stock and no Pix charge: what `_update_unlocked` may write alone."""
+    return (
+        checkout.status not in TERMINAL_STATUSES
+        and checkout.status != STATUS_IN_PROGRESS
+        and checkout.paid_at is None
+        and not checkout.stock_reserved
+        and not is_pix(checkout.payment_instrument)
+        and not checkout.payment_txid
+        and checkout.expires_at is not None
+        and checkout.expires_at > now
+    )
 
 
 def _after_write(checkout: Checkout, issue: bool) -> CheckoutResult:

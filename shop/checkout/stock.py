@@ -256,12 +256,14 @@ def stock_to_take(items: Iterable[tuple[int, int]], backorder: set[int]) -> list
     return [(pk, quantity) for pk, quantity in _aggregate(items) if pk not in backorder]
 
 
-def stock_take_sql(*, variant_pk: int, quantity: int) -> tuple[str, list[int]]:
+def stock_take_sql(*, variant_pk: int, quantity: int, only_if: str = "") -> tuple[str, list[int]]:
     """The conditional UPDATE that takes one variant's units, returning its id when they were taken: run by
-    `stock_reserve`, or as the guard of a caller's own statement (`kernel.rows.update_where`)."""
+    `stock_reserve`, or as the guard of a caller's own statement (`kernel.rows.update_where`). `only_if`: one more
+    SQL condition of that statement (constant text, e.g. `kernel.rows.VERSION_LOCKED`)."""
     table = connection.ops.quote_name(Variant._meta.db_table)
     stock, pk = (connection.ops.quote_name(Variant._meta.get_field(name).column) for name in ("stock", "id"))
-    sql = f"UPDATE {table} SET {stock} = {stock} - %s WHERE {pk} = %s AND {stock} >= %s RETURNING {pk}"  # noqa: S608
+    extra = f" AND {only_if}" if only_if else ""
+    sql = f"UPDATE {table} SET {stock} = {stock} - %s WHERE {pk} = %s AND {stock} >= %s{extra} RETURNING {pk}"  # noqa: S608
     return sql, [quantity, variant_pk, quantity]
 
 

@@ -23,14 +23,14 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from payments.locks import pix_charge_lock
-from payments.models import PixCharge
+from payments.models import CardPayment, PixCharge
 from payments.psp import PSPPayment
 from payments.services import pix_charge_revoke_for_reference
 from payments.settlement import pix_payment_settle
-from shop.checkout.core import lock, lock_if_free, retried_on_deadlock
-from shop.checkout.services import checkout_create
-from shop.checkout.types import LineInput
-from shop.models import Checkout, CheckoutLine
+from shop.checkout.core import cancel, lock, lock_if_free, retried_on_deadlock
+from shop.checkout.services import checkout_complete, checkout_create, checkout_update
+from shop.checkout.types import CompleteInput, InstrumentInput, LineInput, PaymentInput
+from shop.models import Checkout, CheckoutLine, Variant
 from tests.shop.checkout_factories import full_input
 from tests.shop.test_completion import ready_checkout
 
@@ -229,3 +229,110 @@ def test_without_the_retry_a_deadlock_fails_one_writer() -> None:
 def test_the_deadlock_victim_runs_again_and_both_writers_finish() -> None:
     outcomes = _opposite_order(retried=True)
     assert sorted(outcomes.values()) == [("done", 1), ("done", 2)]  # the victim's second run went through
+
+
+@pytest.mark.parametrize(
+    ("quantity", "option"),
+    [
+        (2, None),  # the lines as stored, the status moves (ready → incomplete): one UPDATE, no transaction
+        (3, "pac"),  # a line changes too: the checkout's UPDATE, then the line's, in one transaction
+    ],
+)
+def test_an_update_read_without_the_lock_writes_nothing_over_a_writer_before_it(
+    quantity: int, option: str | None
+) -> None:
+    """An update reads the checkout with no lock and writes it only while its row is still the version it read
+    (issue 34: `_update_unlocked`). Here a writer holds the checkout and cancels it after the update has read it:
+    the update's UPDATE waits for it, matches no row, and the update runs again under the lock, where it finds
+    the checkout canceled (BCP-CHK-14: unchanged, `invalid_checkout_status`) — never the old state written over
+    the cancel (as an UPDATE without the version check wrote: status and line back from a canceled checkout)."""
+    checkout = ready_checkout(quantity=2)
+    reference = checkout.public_id
+    has_checkout, go_on = threading.Event(), threading.Event()
+    threads = Threads()
+
+    def canceler() -> None:
+        with transaction.atomic():
+            locked = lock(reference)
+            has_checkout.set()
+            assert go_on.wait(10)
+            cancel(locked, kind="canceled")
+
+    def updater() -> list[tuple[str, str]]:
+        data = full_input(LineInput("SKU-CAFE-500G", quantity, line_id=line.public_id), option=option)
+        result = checkout_update(checkout_id=reference, data=data)
+        return [(message.code, message.severity) for message in result.messages if message.type == "error"]
+
+    line = CheckoutLine.objects.get(checkout=checkout)
+    threads.start("canceler", canceler)
+    assert has_checkout.wait(10)
+    threads.start("updater", updater)
+    _until_someone_waits()  # the update read the checkout unlocked, and its UPDATE waits for the canceler
+    go_on.set()
+    outcomes = threads.join()
+    assert outcomes == {
+        "canceler": ("done", None),
+        "updater": ("done", [("invalid_checkout_status", "unrecoverable")]),
+    }
+    stored = Checkout.objects.get(public_id=reference)
+    assert stored.status == "canceled"
+    assert list(CheckoutLine.objects.filter(checkout=stored).values_list("quantity", flat=True)) == [2]
+    assert list(stored.events.values_list("kind", flat=True).order_by("pk"))[-1] == "canceled"
+
+
+def test_an_update_with_no_writer_before_it_takes_no_lock(django_assert_num_queries: Any) -> None:
+    """The usual update of a checkout that holds nothing: one SELECT and one UPDATE (its event in it), no
+    BEGIN/COMMIT and no lock (issue 34; before: BEGIN, the lock with the lines, the UPDATE, COMMIT)."""
+    checkout = ready_checkout(quantity=2)
+    line = CheckoutLine.objects.get(checkout=checkout)
+    data = full_input(LineInput("SKU-CAFE-500G", 2, line_id=line.public_id), option=None)
+    with django_assert_num_queries(2) as captured:
+        result = checkout_update(checkout_id=checkout.public_id, data=data)
+    assert result.checkout.status == "incomplete"
+    assert "FOR UPDATE" not in captured.captured_queries[0]["sql"]
+    stored = Checkout.objects.get(public_id=checkout.public_id)
+    assert (stored.status, list(stored.events.values_list("kind", flat=True).order_by("pk"))[-1]) == (
+        "incomplete",
+        "status_changed",
+    )
+
+
+def test_a_card_complete_read_without_the_lock_takes_no_stock_over_a_writer_before_it() -> None:
+    """Step 1 of a card complete reads the checkout with no lock and takes the units, moves the checkout and writes
+    its event in one statement that first locks the row while it is still the version it read (issue 34:
+    `_begin_unlocked`). Here a writer holds the checkout and cancels it after the complete has read it: that
+    statement waits for it, then writes nothing (not the units either), and the complete runs again under the lock,
+    where it finds the checkout canceled (BCP-CHK-14) — no units taken from a canceled checkout, no charge (as with
+    a stock guard that did not wait for the row's version: two units gone with nothing holding them)."""
+    card = InstrumentInput(
+        id="instr_c", handler_id="gpay", type="card", credential={"type": "PAYMENT_GATEWAY", "token": "success_token"}
+    )
+    checkout = ready_checkout(quantity=2, payment=PaymentInput(instruments=(card,)))
+    reference = checkout.public_id
+    has_checkout, go_on = threading.Event(), threading.Event()
+    threads = Threads()
+
+    def canceler() -> None:
+        with transaction.atomic():
+            locked = lock(reference)
+            has_checkout.set()
+            assert go_on.wait(10)
+            cancel(locked, kind="canceled")
+
+    def completer() -> list[tuple[str, str]]:
+        result = checkout_complete(checkout_id=reference, data=CompleteInput(payment=PaymentInput(instruments=(card,))))
+        return [(message.code, message.severity) for message in result.messages if message.type == "error"]
+
+    threads.start("canceler", canceler)
+    assert has_checkout.wait(10)
+    threads.start("completer", completer)
+    _until_someone_waits()  # the complete read the checkout unlocked, and its statement waits for the canceler
+    go_on.set()
+    outcomes = threads.join()
+    assert outcomes == {
+        "canceler": ("done", None),
+        "completer": ("done", [("invalid_checkout_status", "unrecoverable")]),
+    }
+    assert Checkout.objects.get(public_id=reference).status == "canceled"
+    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 10
+    assert not CardPayment.objects.filter(reference=reference).exists()
