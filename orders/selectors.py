@@ -303,6 +303,17 @@ def adjustment_payload(adjustment: Adjustment) -> dict[str, Any]:
     return payload
 
 
+def failed_refunds_to_pay_outside(order: Order) -> list[Adjustment]:
+    """The order's own refunds the PSP refused (not a return's: its request has its own "por fora" step) that the
+    shop has not recorded as paid outside yet: what "Marcar como reembolsado por fora" may settle."""
+    events = OrderEvent.objects.filter(order=order)
+    of_returns = events.filter(kind="return_refund_failed").values_list("data__adjustment_id", flat=True)
+    paid = events.filter(kind="refund_completed", data__has_key="pays").values_list("data__pays", flat=True)
+    taken = {str(public_id) for public_id in [*of_returns, *paid] if public_id}
+    failed = Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND, status=AdjustmentStatus.FAILED)
+    return [adjustment for adjustment in failed.order_by("occurred_at", "id") if adjustment.public_id not in taken]
+
+
 def order_presented(order_id: str) -> Order | None:
     """The order for Get Order: one query when its presented JSON is stored (else with its relations)."""
     if not isinstance(order_id, str) or not order_id:
