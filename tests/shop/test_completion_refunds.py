@@ -168,6 +168,8 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     action = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
     assert "Marcar como reembolsado por fora" in action
     assert "Só depois de devolver R$ 42,90 ao comprador fora da loja: nada é enviado ao PSP." in action
+    # (on the return's own page: the order's “Marcar como reembolsado por fora” is for refunds of no return)
+    assert "/action/refund-outside/" not in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     # when a staff member who may only view orders tries it, then nothing changes
     viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
     viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
