@@ -10,8 +10,9 @@ from kernel.money import format_brl
 from orders import admin_forms as forms
 from orders.extras import destination_notes, order_extras
 from orders.models import Order, OrderStatus, ReturnRequest
-from orders.selectors import orders_sharing_tracking
+from orders.selectors import failed_refunds_to_pay_outside, orders_sharing_tracking
 from orders.services import (
+    adjustment_failed_refund_offline,
     adjustment_mark_refund_result,
     adjustment_settle_offline,
     expectation_merge,
@@ -54,6 +55,8 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "refund-offline": ("orders.refund_order", _("Marcar como reembolsado (fora da loja)"), forms.RefundOfflineForm),
+    # A refund the PSP refused, paid by the shop itself (transfer, cash).
+    "refund-outside": ("orders.refund_order", _("Marcar como reembolsado por fora"), forms.FailedRefundOfflineForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
     # A return the buyer (order page) or the platform (BCP order_actions) asked for: approve, receive, refund.
     "return-request": ("orders.refund_order", _("Devolução solicitada"), forms.ReturnRequestStepForm),
@@ -102,6 +105,8 @@ def available_actions(order: Order) -> list[str]:
     if order.adjustments.filter(type="refund", status="pending").exists():
         # Paid outside the shop: no PSP answers, staff give the money back themselves and say how.
         offered.append("refund-result" if refund_goes_through_psp(order) else "refund-offline")
+    if failed_refunds_to_pay_outside(order):
+        offered.append("refund-outside")
     if order.status in ("placed", "partially_shipped"):
         offered.append("cancel")
     if ReturnRequest.objects.filter(order=order, status__in=tuple(forms.ReturnRequestStepForm.NEXT_STEPS)).exists():
@@ -217,6 +222,15 @@ def perform_action(
             adjustment_id=data["adjustment"], means=data["means"], note=data.get("note", ""), actor=actor
         )
         return str(_("Reembolso de %(amount)s registrado como feito pela loja.")) % {
+            "amount": format_brl(-adjustment.amount)
+        }
+    if slug == "refund-outside":
+        adjustment, changed = adjustment_failed_refund_offline(
+            adjustment_id=data["adjustment"], means=data["means"], note=data.get("note", ""), actor=actor
+        )
+        if not changed:
+            return str(_("Este reembolso já estava marcado como feito pela loja; nada mudou."))
+        return str(_("Reembolso de %(amount)s registrado como feito pela loja, por fora.")) % {
             "amount": format_brl(-adjustment.amount)
         }
     if slug == "cancel":

@@ -18,6 +18,7 @@ from orders.errors import OrderError
 from orders.extras import destination_notes
 from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
+from orders.selectors import failed_refunds_to_pay_outside
 from orders.services._common import refund_count, refundable_amount
 from orders.services.notes import DESTINATION_FIELDS, destination_clean, destination_refusal, email_kinds_sent
 from orders.services.returns import (
@@ -325,6 +326,22 @@ class RefundOfflineForm(OrderActionForm):
         if cleaned.get("means") == "outro" and not (cleaned.get("note") or "").strip():
             self.add_error("note", _("Conte como o valor foi devolvido."))
         return cleaned
+
+
+class FailedRefundOfflineForm(RefundOfflineForm):
+    """A refund the PSP refused, paid by the shop itself outside it (transfer, cash): staff say how, and a refund
+    paid outside is recorded in its place (nothing goes to the PSP)."""
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        failed = failed_refunds_to_pay_outside(order)
+        field = self.fields["adjustment"]
+        field.label = _("Reembolso que falhou")
+        field.choices = [(a.public_id, f"{format_brl(-a.amount)} — {a.description}") for a in failed]
+        if len(failed) == 1:
+            self.fields["means"].help_text = _(
+                "Só depois de devolver %(amount)s ao comprador fora da loja: nada é enviado ao PSP."
+            ) % {"amount": format_brl(-failed[0].amount)}
 
 
 class BuyerContactForm(OrderActionForm):

@@ -25,6 +25,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Concat, Substr, Trim
 from django.utils.translation import gettext as _
 
@@ -301,6 +302,27 @@ def adjustment_payload(adjustment: Adjustment) -> dict[str, Any]:
     if adjustment.description:
         payload["description"] = adjustment.description
     return payload
+
+
+def failed_refunds_to_pay_outside(order: Order) -> list[Adjustment]:
+    """The order's own refunds the PSP refused (not a return's: its request has its own "por fora" step) that the
+    shop has not recorded as paid outside yet: what "Marcar como reembolsado por fora" may settle."""
+    failed = list(
+        Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND, status=AdjustmentStatus.FAILED).order_by(
+            "occurred_at", "id"
+        )
+    )
+    if not failed:
+        return []  # the usual order: one statement
+    taken = {
+        str(public_id)
+        for public_id in OrderEvent.objects.filter(order=order)
+        .filter(Q(kind="return_refund_failed") | Q(kind="refund_completed", data__has_key="pays"))
+        .annotate(named=Coalesce(KT("data__pays"), KT("data__adjustment_id")))
+        .values_list("named", flat=True)
+        if public_id
+    }
+    return [adjustment for adjustment in failed if adjustment.public_id not in taken]
 
 
 def order_presented(order_id: str) -> Order | None:

@@ -5,6 +5,7 @@ Split into modules by concern; import from `orders.services`.
 
 from orders.errors import OrderError, OrderNotFound
 from orders.services.adjustments import (
+    adjustment_failed_refund_offline,
     adjustment_mark_refund_result,
     adjustment_settle_offline,
     order_cancel,
@@ -63,6 +64,7 @@ __all__ = [
     "OrderError",
     "OrderNotFound",
     "ReturnStep",
+    "adjustment_failed_refund_offline",
     "adjustment_mark_refund_result",
     "adjustment_settle_offline",
     "clean_tracking",

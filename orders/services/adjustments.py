@@ -26,7 +26,7 @@ from orders.models import (
     ReturnStatus,
 )
 from orders.net_value import item_discount, lines_net_value
-from orders.selectors import with_actor_labels
+from orders.selectors import failed_refunds_to_pay_outside, with_actor_labels
 from orders.services._common import (
     MAX_QUANTITY,
     clean_line_quantities,
@@ -321,7 +321,7 @@ def _clean_offline(means: str, note: str) -> str:
     return clean_text(note, field="note", max_length=255, required=means == "outro")
 
 
-def _settle_offline(order: Order, adjustment: Adjustment, *, means: str, note: str, actor: str) -> None:
+def _settle_offline(order: Order, adjustment: Adjustment, *, means: str, note: str, actor: str, pays: str = "") -> None:
     """The one path for money staff gave back outside the shop: the pending refund (locked, as the order) is
     completed, counted, said on the timeline (staff's own words internal) and announced."""
     adjustment.status = AdjustmentStatus.COMPLETED
@@ -330,7 +330,7 @@ def _settle_offline(order: Order, adjustment: Adjustment, *, means: str, note: s
     amount = format_brl(-adjustment.amount, language=PT_BR)
     _refund_completed(
         order, adjustment, f"Reembolso de {amount} feito pela loja ({OFFLINE_REFUND_MEANS[means]}).", actor=actor,
-        data={"means": means},
+        data={"means": means, **({"pays": pays} if pays else {})},
     )  # fmt: skip
     if note:  # staff's own words (whose account, which receipt) stay off the buyer's timeline
         timeline(order, "note", f"Reembolso de {amount}: {note}", actor=actor, internal=True)
@@ -374,11 +374,13 @@ def refund_paid_outside(
     note: str = "",
     actor: str = "",
     for_return: ReturnRequest | None = None,
+    pays: str = "",
 ) -> Adjustment:
     """With the order locked by the caller: money staff already gave back outside the shop (transfer, cash) for an
     order whose refunds otherwise go through the PSP — after the PSP refused one. A refund adjustment that never
     reaches payments (no outbox row: the PSP must not pay it a second time), settled at once by the offline path;
-    `for_return` (locked by the caller) is the return request it pays, which follows it to `refunded`."""
+    `for_return` (locked by the caller) is the return request it pays, which follows it to `refunded`; `pays`: the
+    failed refund adjustment it stands for (on the timeline, so it is paid once)."""
     note = _clean_offline(means, note)
     amount = _clean_amount(amount)
     adjustment = _create_refund(order, amount=amount, reason=reason, pairs=pairs, actor=actor, through_psp=False)
@@ -387,10 +389,45 @@ def refund_paid_outside(
         for_return.refund_adjustment_id = adjustment.public_id
         for_return.status = ReturnStatus.REFUND_PENDING  # _return_follows_refund turns it `refunded` below
         for_return.save(update_fields=["status", "refund_amount", "refund_adjustment_id", "updated_at"])
-    _settle_offline(order, adjustment, means=means, note=note, actor=actor)
+    _settle_offline(order, adjustment, means=means, note=note, actor=actor, pays=pays)
     if for_return is not None:
         for_return.refresh_from_db(fields=["status", "updated_at"])
     return adjustment
+
+
+@transaction.atomic
+def adjustment_failed_refund_offline(
+    *, adjustment_id: str, means: str, note: str = "", actor: str = ""
+) -> tuple[Adjustment, bool]:
+    """The PSP refused an order's refund (`failed`, not a return's: `return_request_refund_offline`) and staff paid
+    the buyer outside the shop: the same amount and items are recorded as a refund paid outside
+    (`refund_paid_outside`); nothing goes to the PSP. Returns the completed refund and whether it is new: a second
+    one for the same failed refund (a double click, a second tab) changes nothing."""
+    found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
+    if found is None:
+        raise OrderError("adjustment", _("Reembolso não encontrado."), code="not_found")
+    order = lock_order(found)
+    failed = Adjustment.objects.get(public_id=adjustment_id)
+    if failed.type != AdjustmentType.REFUND:
+        raise OrderError("adjustment", _("Este ajuste não é um reembolso."), code="not_a_refund")
+    earlier = OrderEvent.objects.filter(order=order, kind="refund_completed", data__pays=adjustment_id).first()
+    if earlier is not None:
+        return Adjustment.objects.get(public_id=earlier.data["adjustment_id"]), False
+    if failed.status != AdjustmentStatus.FAILED or all(
+        a.public_id != adjustment_id for a in failed_refunds_to_pay_outside(order)
+    ):
+        raise OrderError(
+            "adjustment",
+            _("Só um reembolso que falhou pode ser marcado como reembolsado por fora."),
+            code="invalid_status",
+        )
+    known = lock_lines(order)
+    pairs = [(known[item["id"]], -int(item["quantity"])) for item in failed.line_items if item["id"] in known]
+    paid = refund_paid_outside(
+        order, amount=-failed.amount, reason=failed.description, pairs=pairs, means=means, note=note, actor=actor,
+        pays=adjustment_id,
+    )  # fmt: skip
+    return paid, True
 
 
 @transaction.atomic

@@ -335,12 +335,22 @@ class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
         ):
             cycles[cycle.subscription_id].append(cycle)
         opts = self.model._meta
+        revenue = sees_revenue(request.user)
         context = {
             **self.admin_site.each_context(request),
             "title": _("Cancelar assinaturas"),
             "subtitle": None,
             "opts": opts,
-            "to_cancel": [{"subscription": s, "effects": cancel_effects(s, cycles[s.pk])} for s in live],
+            # The plan named with its price and each cycle's amount only for who may see the revenue (as the
+            # subscription's own page, `without_prices`).
+            "to_cancel": [
+                {
+                    "subscription": s,
+                    "plan": str(s.plan) if revenue else plan_words(s.plan),
+                    "effects": cancel_effects(s, cycles[s.pk], amounts=revenue),
+                }
+                for s in live
+            ],
             "already": [s for s in subscriptions if s.status == Subscription.Status.CANCELLED],
             "to_cancel_or_already": subscriptions,
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
@@ -370,10 +380,21 @@ CARD_CHARGE_IN_FLIGHT = _(
 PIX_CHARGE_WITHDRAWN = _(
     "A cobrança do ciclo de %(day)s (%(amount)s), já enviada ao banco, é retirada (se o banco ainda aceitar)."
 )
+# The same, for who may not see the revenue (`sees_revenue`): when, not how much.
+CYCLE_CANCELLED_NO_AMOUNT = _("O ciclo de %(day)s é cancelado.")
+CARD_CHARGE_IN_FLIGHT_NO_AMOUNT = _(
+    "A cobrança no cartão do ciclo de %(day)s já está em andamento e termina como estiver."
+)
+PIX_CHARGE_WITHDRAWN_NO_AMOUNT = _(
+    "A cobrança do ciclo de %(day)s, já enviada ao banco, é retirada (se o banco ainda aceitar)."
+)
 
 
-def cancel_effects(subscription: Subscription, open_cycles: list[SubscriptionCycle]) -> list[str]:
-    """What cancelling `subscription` does, in the staff's words (the confirmation page)."""
+def cancel_effects(
+    subscription: Subscription, open_cycles: list[SubscriptionCycle], *, amounts: bool = True
+) -> list[str]:
+    """What cancelling `subscription` does, in the staff's words (the confirmation page); each cycle's amount only
+    with `amounts` (who may see the revenue)."""
     if subscription.payment_method == Subscription.Method.CARD:
         effects = [str(_("Nenhum ciclo novo é cobrado, e o cartão guardado sai da carteira da operadora."))]
     elif subscription.pix_id_rec:
@@ -383,11 +404,12 @@ def cancel_effects(subscription: Subscription, open_cycles: list[SubscriptionCyc
     for cycle in open_cycles:
         words = {"day": formats.date_format(cycle.due_date, "SHORT_DATE_FORMAT"), "amount": format_brl(cycle.amount)}
         if cycle.status == SubscriptionCycle.Status.SCHEDULED:
-            effects.append(str(CYCLE_CANCELLED) % words)
+            sentence = CYCLE_CANCELLED if amounts else CYCLE_CANCELLED_NO_AMOUNT
         elif subscription.payment_method == Subscription.Method.CARD:
-            effects.append(str(CARD_CHARGE_IN_FLIGHT) % words)
+            sentence = CARD_CHARGE_IN_FLIGHT if amounts else CARD_CHARGE_IN_FLIGHT_NO_AMOUNT
         else:
-            effects.append(str(PIX_CHARGE_WITHDRAWN) % words)
+            sentence = PIX_CHARGE_WITHDRAWN if amounts else PIX_CHARGE_WITHDRAWN_NO_AMOUNT
+        effects.append(str(sentence) % words)
     effects.append(str(_("Pedidos já pagos não mudam: nada é reembolsado.")))
     return effects
 

@@ -699,6 +699,49 @@ def test_finalizar_compra_on_a_completed_checkout_answers_only_its_refusal_in_it
     assert [part.text for part in again.parts if part.text] == ["Cannot complete: the checkout is completed."]
 
 
+@pytest.mark.parametrize(
+    ("words", "refusal"),
+    [
+        ("cancelar a compra", "Cannot cancel: the checkout is completed."),
+        ("usar o cupom BEMVINDO", "Cannot update: the checkout is completed."),
+    ],
+)
+def test_atualizar_or_cancelar_on_a_completed_checkout_answers_only_its_refusal_in_its_language_bcp_chk_14(
+    server: LiveServer, pixel: Any, words: str, refusal: str
+):
+    """Follow-up of the complete fix (session 47): "cancelar" or a coupon ("atualizar") on a checkout completed in
+    English put "Compra cancelada." / the update's summary beside the checkout's English refusal. An update or
+    cancel on `completed` changes nothing and answers `invalid_checkout_status` (BCP-CHK-14): that refusal is the
+    whole sentence, in the checkout's language, as for "finalizar compra"."""
+    from google.protobuf.json_format import MessageToDict
+
+    from bcp_app.transports.a2a.messages import intify
+    from payments.sandbox.services import PayOptions, pay
+
+    def checkout(message: Any) -> dict[str, Any]:
+        return intify(MessageToDict(next(part.data for part in message.parts if part.HasField("data"))))[
+            "a2a.bcp.checkout"
+        ]
+
+    english = sdk_send(server.base_url, [{"text": "add a Pixel 10 Pro to my checkout"}])
+    context_id = english.context_id
+    paying = [data({"action": "update_checkout", "buyer": BUYER,
+                    "a2a.bcp.checkout.payment": {"instruments": [PIX_INSTRUMENT]}})]  # fmt: skip
+    ready = checkout(sdk_send(server.base_url, paying, context_id=context_id))
+    pay(txid=ready["payment"]["instruments"][0]["pix"]["txid"], options=PayOptions())
+    placed = checkout(sdk_send(server.base_url, [{"text": "place my order"}], context_id=context_id))
+    # when the buyer asks for a change, in Portuguese
+    again = sdk_send(server.base_url, [{"text": words}], context_id=context_id)
+
+    assert (placed["status"], placed["context"]) == ("completed", {"language": "en"})
+    refused = checkout(again)
+    assert refused["status"] == "completed" and refused["order"] == placed["order"]
+    assert refused["messages"] == [
+        {"type": "error", "code": "invalid_checkout_status", "severity": "unrecoverable", "content": refusal}
+    ]
+    assert [part.text for part in again.parts if part.text] == [refusal]
+
+
 def test_a_structured_add_of_a_product_with_variants_asks_in_the_checkouts_language(
     server: LiveServer, pixel: Any, shirts: Any
 ):

@@ -168,6 +168,8 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     action = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
     assert "Marcar como reembolsado por fora" in action
     assert "Só depois de devolver R$ 42,90 ao comprador fora da loja: nada é enviado ao PSP." in action
+    # (on the return's own page: the order's “Marcar como reembolsado por fora” is for refunds of no return)
+    assert "/action/refund-outside/" not in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     # when a staff member who may only view orders tries it, then nothing changes
     viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
     viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
@@ -204,10 +206,78 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     # and the presented order (Get Order) and the last order-changed row (the webhook) have the refund completed
     assert {a["id"]: a["status"] for a in json.loads(order.bcp_json)["adjustments"]}[settled.public_id] == "completed"
     hooks = list(OutboxMessage.objects.filter(kind="order_changed").order_by("id"))[hooks_before:]
-    # one webhook for the one change (BCP-WH-02): the refund asked and settled in one step
+    # one webhook for the one change (BCP-WH-02: notifications of one transaction fold into one row)
     assert [(hook.payload["event"], hook.payload["events"]) for hook in hooks] == [
         ("refunded", ["refund_requested", "refunded"])
     ]
     # and a second click (a second tab) changes nothing
     _step(client, order, request, "refund_offline", means="transferencia")
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 2
+
+
+def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outside_it(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    """Follow-up of the return's “por fora” (session 47): a plain order refund (“Reembolsar” on the order, no
+    return) that the PSP refused could only be asked of the PSP again. “Marcar como reembolsado por fora” records
+    the shop's own transfer through the same offline path: nothing to the PSP, the timeline says how, Get Order has
+    the refund completed (BCP §7: the failed adjustment stays failed). Staff without “refund_order” cannot."""
+    from django.contrib.auth.models import Permission, User
+
+    from orders.models import OrderEvent, OutboxMessage
+
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
+    order = paid_order(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        failed = order_refund(order_id=order.public_id, amount=1500, reason="Cliente desistiu de um item")
+    refund = PixRefund.objects.get(refund_id=failed.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    failed.refresh_from_db()
+    assert failed.status == "failed"
+    # given the order page offers paying it outside, and its page names the amount
+    client = _refunder()
+    url = f"/admin/orders/order/{order.public_id}/action/refund-outside/"
+    assert url in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    action = client.get(url).content.decode()
+    assert "Marcar como reembolsado por fora" in action
+    assert "Só depois de devolver R$ 15,00 ao comprador fora da loja: nada é enviado ao PSP." in action
+    # when a staff member who may only view orders tries it, then nothing changes
+    viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
+    outsider = Client()
+    outsider.force_login(viewer)
+    form = {"adjustment": failed.public_id, "means": "transferencia", "note": "TED 4242"}
+    assert outsider.post(url, form).status_code == 403
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 1
+    # when “Outro” comes without saying how, then the field is named and nothing changes
+    page = client.post(url, {"adjustment": failed.public_id, "means": "outro", "note": ""}).content.decode()
+    assert "Conte como o valor foi devolvido." in page
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 1
+    # when staff mark it paid by bank transfer
+    hooks_before = OutboxMessage.objects.filter(kind="order_changed").count()
+    with django_capture_on_commit_callbacks(execute=True):
+        page = client.post(url, form, follow=True).content.decode()
+    assert "Reembolso de R$ 15,00 registrado como feito pela loja, por fora." in page
+    # then a refund of the same amount is completed, counted, and nothing more went to the PSP
+    order.refresh_from_db()
+    settled = Adjustment.objects.filter(order=order, type="refund").exclude(pk=failed.pk).get()
+    assert (settled.status, settled.amount, settled.description) == ("completed", -1500, "Cliente desistiu de um item")
+    assert PixRefund.objects.count() == 1 and order.refunded_amount == 1500
+    assert not OutboxMessage.objects.filter(key=f"refund:{settled.public_id}").exists()
+    assert OrderEvent.objects.filter(order=order, kind="refund_completed").get().message == (
+        "Reembolso de R$ 15,00 feito pela loja (transferência bancária)."
+    )
+    assert OrderEvent.objects.get(order=order, kind="note", internal=True).message == "Reembolso de R$ 15,00: TED 4242"
+    # and Get Order and the order webhook have it completed (the refused one stays failed)
+    statuses = {a["id"]: a["status"] for a in json.loads(order.bcp_json)["adjustments"]}
+    assert (statuses[failed.public_id], statuses[settled.public_id]) == ("failed", "completed")
+    hooks = list(OutboxMessage.objects.filter(kind="order_changed").order_by("id"))[hooks_before:]
+    # one webhook for the one change (BCP-WH-02: notifications of one transaction fold into one row)
+    assert [(hook.payload["event"], hook.payload["events"]) for hook in hooks] == [
+        ("refunded", ["refund_requested", "refunded"])
+    ]
+    # and it is not offered again; a second post (a second tab) changes nothing
+    assert url not in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    client.post(url, form)
     assert Adjustment.objects.filter(order=order, type="refund").count() == 2

@@ -326,6 +326,50 @@ def test_the_subscription_admin_pages_show_prices_only_to_who_may_see_the_revenu
     assert ("preço por ciclo" in change.lower()) is revenue
 
 
+@pytest.mark.parametrize("revenue", [False, True])
+def test_the_bulk_cancel_confirmation_shows_prices_only_to_who_may_see_the_revenue(
+    sandbox: None,
+    plan: SubscriptionPlan,
+    client: Client,
+    django_capture_on_commit_callbacks: Any,
+    django_user_model: Any,
+    revenue: bool,
+) -> None:
+    """Follow-up of the session 47 gate: the subscription's page hid the prices from staff without
+    `orders.view_revenue` ("Pode ver faturamento"), but the bulk "Cancelar" confirmation still named the plan with
+    its price and each open cycle's amount. Now the same rule: when, whose and which plan for everyone who may
+    cancel, how much only for who may see the revenue."""
+    from django.contrib.auth.models import Permission
+
+    # given an active subscription of R$ 39,90 (its first cycle sent to the bank) and a staff member who may cancel
+    subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
+    member = django_user_model.objects.create_user("cancela", password="x", is_staff=True)
+    codenames = ["view_subscription", "change_subscription"]
+    member.user_permissions.add(*Permission.objects.filter(content_type__app_label="shop", codename__in=codenames))
+    if revenue:
+        member.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_revenue"))
+    staff = Client()
+    staff.force_login(member)
+    # when they choose it and "Cancelar as assinaturas selecionadas"
+    chosen = {"action": "cancel_selected", "_selected_action": [subscription.pk]}
+    asked = staff.post("/admin/shop/subscription/", chosen)
+    # then the confirmation lists it, its plan and the charge's day, with a price only for who may see the revenue
+    assert asked.status_code == 200
+    page = asked.content.decode()
+    listed = re.findall(r"<li data-testid=\"to-cancel\">(.*?</ul>)", page, re.S)
+    assert len(listed) == 1 and subscription.public_id in listed[0] and "Fulana de Tal" in listed[0]
+    assert f"{plan.variant} — {plan.get_cycle_display()}" in listed[0]
+    cycle = SubscriptionCycle.objects.get(subscription=subscription, status="charged")
+    amount = " (R$ 39,90)" if revenue else ""
+    assert (
+        f"A cobrança do ciclo de {cycle.due_date:%d/%m/%Y}{amount}, já enviada ao banco, é retirada"
+        " (se o banco ainda aceitar)."
+    ) in listed[0]
+    assert ("R$" in page) is revenue
+    subscription.refresh_from_db()
+    assert subscription.status == "active"
+
+
 def test_staff_see_subscriptions_next_charges_failures_and_churn_and_can_cancel(
     sandbox: None,
     plan: SubscriptionPlan,

@@ -693,7 +693,7 @@ def _run(
         return Reply(text=_summary("current", language, current, intent), checkout=current)
     if action == intents.CANCEL:
         body = cancel(ctx, current)
-        return Reply(text=_summary("canceled", language, body, intent), checkout=body)
+        return Reply(text=_refusal_or_summary("canceled", language, body, intent), checkout=body)
     if action == intents.REMOVE:
         return _remove(ctx, current, structured, intent)
     if action == intents.UPDATE:
@@ -703,7 +703,7 @@ def _run(
         if PAYMENT_KEY in extra:
             changes["payment"] = extra[PAYMENT_KEY]
         body = update(ctx, current, changes)
-        return Reply(text=_summary("updated", language, body, intent), checkout=body)
+        return Reply(text=_refusal_or_summary("updated", language, body, intent), checkout=body)
     # complete_checkout: its messages (and the order it places) in the language of the message asking for it, also
     # when the buyer switches language exactly at "finalizar compra".
     current = _in_spoken_language(ctx, current)
@@ -729,6 +729,18 @@ def _run(
         # takes no change of language), not "Pedido enviado para finalização" beside it.
         return Reply(text=refusal, checkout=body, task=_awaits_pix(body))
     return Reply(text=_summary("completed", language, body, intent), checkout=body, task=_awaits_pix(body))
+
+
+def _refusal_or_summary(
+    key: str, language: str, body: dict[str, Any], intent: intents.Intent | None, **values: Any
+) -> str:
+    """The sentence of a change ("atualizar", "cancelar"): the checkout's own `invalid_checkout_status` refusal
+    alone when it took none (e.g. on a completed checkout), in the checkout's language, as for "finalizar compra";
+    else the change's summary."""
+    refusal = _status_refusal(body)
+    if refusal and intent is not None:
+        return refusal
+    return _summary(key, language, body, intent, **values)
 
 
 def _status_refusal(checkout: dict[str, Any]) -> str:
