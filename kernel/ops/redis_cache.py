@@ -72,7 +72,7 @@ def _packed(*parts: bytes) -> bytes:
 def _commands(counter: bytes, entries: list[bytes], timeout: int) -> bytes:
     """`count_and_read`'s three commands packed, remembered: the same counter and entries come on every agent
     request of a window, so packing them again was work for nothing. Bounded like `_BULKS`."""
-    key = (counter, *entries, timeout)
+    key: tuple[bytes | int, ...] = (counter, *entries, timeout)
     packed = _COMMANDS.get(key)
     if packed is None:
         if len(_COMMANDS) >= _BULKS_MAX:
