@@ -3,11 +3,12 @@
 Every agent request presenting an API key reads three cache entries before its operation: the failed-key
 count of its IP (BCP_RATE_LIMIT_AUTH_FAILURES), the platform owning the key and the platform's profile, and
 counts one call on its rate-limit counter. They were four round trips (two cache GETs, a GET and an EVALSHA
-of the `limits` storage); `resolve_context` now makes them one command, the cache's `COUNT_AND_READ` script
-(kernel/ops/redis_cache.py: INCR the counter, MGET the entries). A checkout operation's own read-mostly
-entries (store settings, policies, shipping table, catalog version: four more keys) come in it too.
+of the `limits` storage); `resolve_context` now makes them one, the cache's `count_and_read`
+(kernel/ops/redis_cache.py: INCR the counter, EXPIRE NX it, MGET the entries, sent together). A checkout
+operation's own read-mostly entries (store settings, policies, shipping table, catalog version: four more
+keys) come in it too.
 Counted at redis-py's connection: one entry per round trip, the names of the commands it carried (an
-EVALSHA with its number of keys: the counter and the entries read with it).
+MGET with its number of keys: `counted(n)` names the count with n entries read beside it).
 """
 
 from __future__ import annotations
@@ -44,11 +45,16 @@ def command_names(packed: bytes) -> list[str]:
     while index < len(lines) and lines[index].startswith(b"*"):
         count = int(lines[index][1:])
         name = lines[index + 2].decode().upper()  # *N, $len, NAME: the first bulk string
-        if name == "EVALSHA":  # EVALSHA sha numkeys key…
-            name += f":{lines[index + 6].decode()}"
+        if name == "MGET":  # MGET key…
+            name += f":{count - 1}"
         names.append(name)
         index += 1 + 2 * count
     return names
+
+
+def counted(entries: int) -> str:
+    """The round trip of `read_and_count` with `entries` entries read beside the counter."""
+    return "INCR+EXPIRE" + (f"+MGET:{entries}" if entries else "")
 
 
 class CountingConnection(redis.Connection):
@@ -88,7 +94,7 @@ def test_an_authenticated_get_order_makes_one_redis_round_trip(
         assert call(client, "get", f"/orders/{order.public_id}", headers).json()["id"] == order.public_id
     # failures (the IP's and the key prefix's), platform, profile and the store settings (the agent trust tiers,
     # issue 35) read, and the read counter counted, at once
-    assert counted_redis == ["EVALSHA:6"] * 3
+    assert counted_redis == [counted(5)] * 3
     # the counter is the window's: it expires with it (60 s + 1) and reads back as an integer
     window = ratelimit.call_window(
         op_class="read",
@@ -135,7 +141,7 @@ def test_the_platform_and_profile_tokens_in_the_round_trip_are_plain_integers(
     for key in tokens:
         raw = stored.get(cache.make_key(key))
         assert raw is not None and raw.isdigit(), (key, raw)
-    assert counted_redis.count("EVALSHA:6") == 2  # every token of both calls in their one round trip each
+    assert counted_redis.count(counted(5)) == 2  # every token of both calls in their one round trip each
 
     platform_revoke(public_id=platform.platform.public_id)
     assert stored.get(cache.make_key(tokens[0])) is None
@@ -188,21 +194,53 @@ def test_a_checkout_flow_reads_the_cache_once_per_request_beside_its_catalog_lin
         # store settings with their policies and of the shipping table, the catalog version: kernel/ops/kept.py)
         # and the write counter; the create budget; the line's catalog entry comes from this process's own copy
         # (shop/checkout/stock.py `_kept`, issue 34), kept under the same catalog version
-        "create": ["EVALSHA:8", "EVALSHA:1"],
-        "update": ["EVALSHA:8"],
-        "complete": ["EVALSHA:8"],
+        "create": [counted(7), counted(0)],
+        "update": [counted(7)],
+        "complete": [counted(7)],
     }
 
 
-def test_the_count_and_read_script_survives_a_redis_restart(counted_redis: list[str]) -> None:
-    """A restarted Redis has forgotten its scripts: the call loads it again instead of failing (or being let
-    through uncounted), and the counter goes on from what Redis kept."""
+def test_the_counter_keeps_its_window_and_one_left_without_expiry_gets_it_from_the_next_call(
+    counted_redis: list[str],
+) -> None:
+    """The count is a window's: created to expire with it, not pushed back by later calls; and a counter left
+    without an expiry (its creator gone between the INCR and the EXPIRE, or a Redis that lost it) gets the window
+    from the next call instead of counting for ever (issue 34: EXPIRE NX sent with every count)."""
     cache = caches["default"]
     cache.set("entry", {"a": 1}, 60)
+    stored = redis.Redis.from_url(_redis_url())
+    made = cache.make_and_validate_key("calls")
     assert cache.read_and_count(["entry", "absent"], "calls", 60) == ({"entry": {"a": 1}}, 1)
-    redis.Redis.from_url(_redis_url()).script_flush()
+    assert 0 < stored.ttl(made) <= 60
+    stored.expire(made, 5)  # later calls leave the window where it is
     assert cache.read_and_count(["entry"], "calls", 60) == ({"entry": {"a": 1}}, 2)
-    assert cache.get("calls") == 2  # a plain integer, as Django's serializer reads one
+    assert 0 < stored.ttl(made) <= 5
+    stored.persist(made)
+    assert cache.read_and_count([], "calls", 60) == ({}, 3)
+    assert 0 < stored.ttl(made) <= 60
+    assert cache.get("calls") == 3  # a plain integer, as Django's serializer reads one
+
+
+class NoExpireNxConnection(CountingConnection):
+    """A Redis older than 7.0 at the wire: EXPIRE's NX option refused (sent here as an option no Redis knows)."""
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        chunks = [command] if isinstance(command, bytes | str) else list(command)
+        packed = b"".join(chunk if isinstance(chunk, bytes) else chunk.encode() for chunk in chunks)
+        super().send_packed_command([packed.replace(b"$2\r\nNX\r\n", b"$2\r\nZZ\r\n")], check_health)
+
+
+def test_a_redis_without_expire_nx_still_counts_reads_and_sets_the_window(
+    counted_redis: list[str], settings: Any
+) -> None:
+    settings.CACHES = {"default": {**settings.CACHES["default"], "OPTIONS": {"connection_class": NoExpireNxConnection}}}
+    cache = caches["default"]
+    cache.set("entry", "token", 60)
+    assert cache.read_and_count(["entry"], "calls", 60) == ({"entry": "token"}, 1)
+    made = cache.make_and_validate_key("calls")
+    assert 0 < redis.Redis.from_url(_redis_url()).ttl(made) <= 60  # set by the call that created the counter
+    assert cache.read_and_count(["entry"], "calls", 60) == ({"entry": "token"}, 2)
+    assert cache.get("entry") == "token"  # the connection read every reply: the next command gets its own
 
 
 def test_the_count_and_read_connection_is_one_per_thread_and_reconnects(counted_redis: list[str]) -> None:
@@ -223,7 +261,7 @@ def test_the_count_and_read_connection_is_one_per_thread_and_reconnects(counted_
         thread.join()
     assert [found for found, _ in answers] == [{"entry": "token"}] * 400
     assert sorted(count for _, count in answers) == list(range(1, 401))  # each call counted once
-    assert counted_redis.count("EVALSHA:2") == 400
+    assert counted_redis.count(counted(1)) == 400
     connection = cache._cache._thread_connections.get()  # this thread's, as Redis knows it
     connection.send_command("CLIENT", "ID")
     redis.Redis.from_url(_redis_url()).client_kill_filter(_id=connection.read_response())

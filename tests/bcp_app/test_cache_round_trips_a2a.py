@@ -2,8 +2,8 @@
 
 Identity (`_resolve`) and the message's work (`_handle`) run in two worker-thread calls; they share one
 request-cache scope (opened in `BcpRequestHandler.on_message_send`), so what identity prefetched (failed-key
-count, platform, profile and the checkout's read-mostly entries, read in one
-script with the write counter's count)
+count, platform, profile and the checkout's read-mostly entries, read in the
+round trip of the write counter's count)
 is what the work reads. Counted
 at redis-py's connection, as in test_cache_round_trips.py.
 """
@@ -27,7 +27,7 @@ from tests.bcp_app.test_a2a_helpers import (
     send_message,
     server_fixture,  # noqa: F401 (fixture "server")
 )
-from tests.bcp_app.test_cache_round_trips import counted_redis  # noqa: F401 (fixture)
+from tests.bcp_app.test_cache_round_trips import counted, counted_redis  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.usefixtures("bcp_settings")]
 
@@ -54,4 +54,4 @@ def test_an_a2a_add_to_checkout_reads_the_cache_once_beside_its_catalog_line(
     # identity (key failures per IP and per key prefix), the checkout's entries (version tokens, kernel/ops/kept.py)
     # and the write counter at once; the line's catalog entry from this process's own copy (shop/checkout/stock.py
     # `_kept`, issue 34)
-    assert counted_redis == ["EVALSHA:8"]
+    assert counted_redis == [counted(7)]
