@@ -38,7 +38,6 @@ from typing import Any
 from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
-from redis._parsers.hiredis import NOT_ENOUGH_DATA as _HIREDIS_NOT_ENOUGH_DATA
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -94,24 +93,6 @@ def _reply(connection: Any) -> Any:
         return connection.read_response()
     except ResponseError as exc:
         return exc
-
-
-def _buffered_reply(connection: Any) -> Any:
-    """`_reply` for a reply after the first of one send: hiredis's reader (redis-py's parser when hiredis is
-    installed, as production has it) has usually read it off the socket with the first, so it is taken from the
-    reader directly, without redis-py's read path around it (five Python calls a reply, issue 34); anything else
-    (no hiredis, a reply still on its way) goes through `_reply`. An error reply comes back as redis-py's
-    `ResponseError`, as from `_reply`."""
-    reader = getattr(connection._parser, "_reader", None)
-    if reader is not None:
-        try:
-            reply = reader.gets()
-        except BaseException:  # a garbled reply: the connection is dropped, as redis-py's read does
-            connection.disconnect()
-            raise
-        if reply is not _HIREDIS_NOT_ENOUGH_DATA:
-            return reply
-    return _reply(connection)
 
 
 _COMMANDS: dict[tuple[bytes | int, ...], bytes] = {}
@@ -222,8 +203,8 @@ class _KeptClient(RedisCacheClient):
         def run() -> list[Any]:
             connection.send_packed_command([command], check_health=False)
             count = _reply(connection)
-            expired = _buffered_reply(connection)
-            values = _buffered_reply(connection) if entries else []
+            expired = _reply(connection)
+            values = _reply(connection) if entries else []
             if isinstance(count, ResponseError):
                 raise count
             if isinstance(expired, ResponseError) and count == 1:  # Redis < 7.0: no NX; the call creating it sets it
