@@ -828,40 +828,47 @@ def webhook_process(*, webhook_id: int, provider: FiscalProvider | None = None) 
         note = FiscalReturnNote.objects.select_related("document").filter(provider_ref=row.provider_ref).first()
         if note is not None:
             return _webhook_return(row, note, provider or get_provider(note.document.environment))
-    provider = provider or get_provider(document.environment if document else "homologacao")
     if document is None:
         FiscalWebhook.objects.filter(pk=row.pk).update(processed_at=timezone.now())
         return "unknown_ref"
-    try:
-        result = provider.result_from_webhook(body=row.body)
-        files = _store_files(provider, document, result)  # outside the transaction
-    except ProviderUnavailable:
-        logger.warning("fiscal webhook %s could not be applied yet", row.pk, exc_info=True)
-        return "retry"
-    with transaction.atomic():
-        locked_row = FiscalWebhook.objects.select_for_update().filter(pk=row.pk, processed_at__isnull=True).first()
-        if locked_row is None:
-            return "skipped"
-        document = FiscalDocument.objects.select_for_update().get(pk=document.pk)
+    sale, issuer = document, provider or get_provider(document.environment)
+
+    def apply(result: Any, files: Any) -> str:
+        document = FiscalDocument.objects.select_for_update().get(pk=sale.pk)
         action = FiscalJob.Action.CANCEL if result.status == "cancelled" else FiscalJob.Action.ISSUE
-        job = (
-            FiscalJob.objects.select_for_update()
-            .filter(document=document, action=action)
-            .exclude(status=FiscalJob.Status.DONE)
-            .order_by("-id")
-            .first()
-        )
-        outcome = _apply(document, job, result, files)
-        locked_row.processed_at = timezone.now()
-        locked_row.save(update_fields=["processed_at"])
-    return outcome
+        job = _open_job(FiscalJob.objects.filter(document=document, action=action))
+        return _apply(document, job, result, files)
+
+    return _webhook_applied(row, lambda result: _store_files(issuer, sale, result), apply, issuer)
 
 
 def _webhook_return(row: FiscalWebhook, note: FiscalReturnNote, provider: FiscalProvider) -> str:
     """The provider's notification about an NF-e de devolução: applied like the poll's answer, once."""
+
+    def apply(result: Any, files: Any) -> str:
+        document = FiscalDocument.objects.select_for_update().get(pk=note.document_id)
+        jobs = FiscalJob.objects.filter(document=document, action=FiscalJob.Action.RETURN, payload__return_note=note.pk)
+        return _apply_return(document, _open_job(jobs), note.pk, result, files)
+
+    return _webhook_applied(row, lambda result: _store_return_files(provider, note, result), apply, provider)
+
+
+def _open_job(jobs: Any) -> FiscalJob | None:
+    """The newest job of `jobs` not done, locked."""
+    return jobs.select_for_update().exclude(status=FiscalJob.Status.DONE).order_by("-id").first()
+
+
+def _webhook_applied(
+    row: FiscalWebhook,
+    store: Callable[[Any], Any],
+    apply: Callable[[Any, Any], str],
+    provider: FiscalProvider,
+) -> str:
+    """A provider notification's result read and its files stored outside any transaction, then applied (`apply`,
+    with the rows it needs locked) and the notification marked processed in one transaction, once."""
     try:
         result = provider.result_from_webhook(body=row.body)
-        files = _store_return_files(provider, note, result)  # outside the transaction
+        files = store(result)  # outside the transaction
     except ProviderUnavailable:
         logger.warning("fiscal webhook %s could not be applied yet", row.pk, exc_info=True)
         return "retry"
@@ -869,15 +876,7 @@ def _webhook_return(row: FiscalWebhook, note: FiscalReturnNote, provider: Fiscal
         locked_row = FiscalWebhook.objects.select_for_update().filter(pk=row.pk, processed_at__isnull=True).first()
         if locked_row is None:
             return "skipped"
-        document = FiscalDocument.objects.select_for_update().get(pk=note.document_id)
-        job = (
-            FiscalJob.objects.select_for_update()
-            .filter(document=document, action=FiscalJob.Action.RETURN, payload__return_note=note.pk)
-            .exclude(status=FiscalJob.Status.DONE)
-            .order_by("-id")
-            .first()
-        )
-        outcome = _apply_return(document, job, note.pk, result, files)
+        outcome = apply(result, files)
         locked_row.processed_at = timezone.now()
         locked_row.save(update_fields=["processed_at"])
     return outcome
