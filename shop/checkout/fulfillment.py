@@ -53,6 +53,7 @@ from kernel.cep import (
 )
 from kernel.http import OutboundError, request
 from kernel.ops.kept import KeptByToken
+from orders.arrival import shipping_days_words
 from shop.checkout.types import (
     AddressInput,
     CheckoutMessage,
@@ -236,26 +237,19 @@ _DAYS_TEXTS: dict[tuple[str | None, int, int, bool], str] = {}
 
 
 def _days_text(days_min: int, days_max: int, pickup: bool) -> str:
+    if not pickup:
+        return shipping_days_words(days_min, days_max)  # the order's words for the same promise (orders.arrival)
     if days_max == 0:
-        return _("Pronto para retirada hoje") if pickup else _("Chega hoje")
-    if pickup:
-        if days_min == days_max:
-            return ngettext(
-                "Pronto para retirada em %(n)d dia útil", "Pronto para retirada em %(n)d dias úteis", days_max
-            ) % {"n": days_max}
-        return ngettext(
-            "Pronto para retirada em %(min)d a %(max)d dia útil",
-            "Pronto para retirada em %(min)d a %(max)d dias úteis",
-            days_max,
-        ) % {"min": days_min, "max": days_max}
+        return _("Pronto para retirada hoje")
     if days_min == days_max:
-        return ngettext("Chega em %(n)d dia útil", "Chega em %(n)d dias úteis", days_max) % {"n": days_max}
-    if days_min == 0:
-        return ngettext("Chega em até %(n)d dia útil", "Chega em até %(n)d dias úteis", days_max) % {"n": days_max}
-    return ngettext("Chega em %(min)d a %(max)d dia útil", "Chega em %(min)d a %(max)d dias úteis", days_max) % {
-        "min": days_min,
-        "max": days_max,
-    }
+        return ngettext(
+            "Pronto para retirada em %(n)d dia útil", "Pronto para retirada em %(n)d dias úteis", days_max
+        ) % {"n": days_max}
+    return ngettext(
+        "Pronto para retirada em %(min)d a %(max)d dia útil",
+        "Pronto para retirada em %(min)d a %(max)d dias úteis",
+        days_max,
+    ) % {"min": days_min, "max": days_max}
 
 
 def _rates(methods: tuple[ShippingMethod, ...], cep: int, uf: str) -> dict[int, list[ShippingRate]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
+from orders import arrival
 from shop.checkout import fulfillment
 from shop.checkout.fulfillment import days_text
 from shop.checkout.selectors import checkout_view
@@ -36,7 +37,8 @@ def test_an_estimate_is_worded_once_per_language_and_days(monkeypatch: pytest.Mo
     per language and days, so `ngettext` runs once for each, and each language still gets its own."""
     worded: list[int] = []
     original = fulfillment.ngettext
-    monkeypatch.setattr(fulfillment, "ngettext", lambda *args: worded.append(args[2]) or original(*args))
+    for module in (fulfillment, arrival):  # shipping estimates are worded by orders.arrival, pickup ones here
+        monkeypatch.setattr(module, "ngettext", lambda *args: worded.append(args[2]) or original(*args))
     answers = []
     for language in ("pt-br", "en", "pt-br", "en"):
         with translation.override(language):
