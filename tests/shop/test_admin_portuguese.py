@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 from django.apps import apps
-from django.test import Client
+from django.contrib import admin
+from django.contrib.auth.models import User
+from django.test import Client, RequestFactory
 from django.utils import translation
 from django.utils.html import strip_tags
 from django.utils.translation import gettext
@@ -13,7 +15,7 @@ from django.utils.translation import gettext
 from fiscal.models import FiscalDocument
 from orders.services import order_place_from_checkout
 from payments.card.models import CardPayment
-from shop.models import Cart, Category, Checkout, Product, StoreSettings
+from shop.models import Cart, Category, Checkout, Product, StoreSettings, Variant
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -189,3 +191,56 @@ def test_group_and_user_pages_name_permissions_in_the_admins_language(admin_clie
         f"/admin/auth/group/{financeiro.pk}/change/", headers={"accept-language": "en"}
     ).content.decode()
     assert "Can change order" in english and "Can see revenue" in english
+
+
+# Every registered model's plural, by gender: a new model must be named here (and, when feminine, in
+# shop.admin_site.FEMININE_MODELS) so its bulk delete agrees with it.
+FEMININE_PLURALS = {
+    "axes.AccessAttempt", "axes.AccessFailureLog", "orders.ReturnRequest", "payments.PixCharge", "payments.PixRefund",
+    "payments.BoletoRefund", "payments.PixInfraction", "payments.PixRecurringCharge", "fiscal.FiscalDocument",
+    "fiscal.FiscalReturnNote", "fiscal.FiscalJob", "fiscal.FiscalWebhook", "shop.Category", "shop.Variant",
+    "shop.PackagingBox", "shop.Subscription", "bcp_app.Platform", "bcp_app.A2ATask",
+}  # fmt: skip
+MASCULINE_PLURALS = {
+    "authtoken.TokenProxy", "axes.AccessLog", "orders.Order", "payments.PixPayment", "payments.PixWebhookEvent",
+    "payments.CardPayment", "payments.CardRefund", "payments.BoletoPayment", "payments.CardWebhookEvent",
+    "payments.PaymentEvent", "payments.PixRecurringChargeWebhookEvent", "payments.PixRecurrenceWebhookEvent",
+    "shop.ShippingMethod", "shop.PickupLocation", "shop.Coupon", "shop.CouponRedemption", "shop.Checkout",
+    "shop.Product", "shop.SearchSynonym", "shop.CheckoutReminder", "shop.BoletoNotice", "auth.Group", "auth.User",
+    "shop.StoreSettings", "shop.SubscriptionPlan", "shop.SubscriptionCycle", "bcp_app.WebhookDelivery",
+    "bcp_app.IdempotencyRecord", "bcp_app.Ap2Mandate",
+}  # fmt: skip
+
+
+def test_bulk_delete_agrees_with_the_gender_of_the_plural(admin_user: User, rf: RequestFactory) -> None:
+    """Merchant walk: "Remover variantes selecionados", "Remover categorias selecionados"."""
+    assert {model._meta.label for model in admin.site._registry} == FEMININE_PLURALS | MASCULINE_PLURALS
+    assert not FEMININE_PLURALS & MASCULINE_PLURALS
+    request = rf.get("/admin/")
+    request.user = admin_user
+    with translation.override("pt-br"):
+        for model, model_admin in admin.site._registry.items():
+            label = dict(model_admin.get_action_choices(request)).get("delete_selected")
+            if label is None:
+                continue  # this list deletes nothing in bulk
+            plural = model._meta.verbose_name_plural
+            ending = "selecionadas" if model._meta.label in FEMININE_PLURALS else "selecionados"
+            assert label == f"Remover {plural} selecionados".replace("selecionados", ending), model._meta.label
+        variants = dict(admin.site._registry[Variant].get_action_choices(request))["delete_selected"]
+        assert variants == "Remover variantes selecionadas"
+        products = dict(admin.site._registry[Product].get_action_choices(request))["delete_selected"]
+        assert products == "Remover produtos selecionados"
+    with translation.override("en"):
+        assert dict(admin.site._registry[Category].get_action_choices(request))["delete_selected"] == (
+            "Delete selected categories"
+        )
+
+
+def test_bulk_delete_of_feminine_models_still_deletes(admin_client: Client) -> None:
+    category = Category.objects.create(name="Chás", slug="chas")
+    listing = admin_client.get("/admin/shop/category/").content.decode()
+    assert '<option value="delete_selected">Remover categorias selecionadas</option>' in listing
+    admin_client.post(
+        "/admin/shop/category/", {"action": "delete_selected", "_selected_action": [category.pk], "post": "yes"}
+    )
+    assert not Category.objects.filter(pk=category.pk).exists()
