@@ -123,7 +123,22 @@ def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_clien
     for english in ("Access attempts", "Access failures", "Access logs"):
         assert english not in home
     catalog = admin_client.get("/admin/jsi18n/").content.decode()
-    assert "informe os hor\\u00e1rios no fuso" in catalog or "informe os horários no fuso" in catalog
+    assert "informe os hor\\u00e1rios no %(timezone)s." in catalog
+
+
+def test_the_date_widget_note_names_the_zone_in_words(admin_client: Client) -> None:
+    """Merchant walk: the coupon dates said "informe os horários no fuso America/Sao_Paulo"; the note names the
+    zone from the body's data-admin-server-timezone, which the page sets to the zone's human name."""
+    page = admin_client.get("/admin/shop/coupon/add/").content.decode()
+    assert 'document.body.dataset.adminServerTimezone = "horário de Brasília";' in page
+    catalog = admin_client.get("/admin/jsi18n/").content.decode()
+    assert "Aten\\u00e7\\u00e3o: informe os hor\\u00e1rios no %(timezone)s. (Seu computador" in catalog
+    assert "no fuso" not in catalog
+    admin_client.cookies["django_language"] = "en"
+    english = admin_client.get("/admin/shop/coupon/add/", headers={"accept-language": "en"}).content.decode()
+    assert 'document.body.dataset.adminServerTimezone = "Brasília time";' in english
+    catalog = admin_client.get("/admin/jsi18n/", headers={"accept-language": "en"}).content.decode()
+    assert "Note: Enter times in %(timezone)s. (You are %(offset)s hour ahead.)" in catalog
 
 
 def test_the_admin_calendar_writes_month_names_in_lower_case(admin_client: Client) -> None:
