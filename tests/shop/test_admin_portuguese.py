@@ -252,10 +252,14 @@ def test_bulk_delete_agrees_with_the_gender_of_the_plural(admin_user: User, rf: 
 
 
 def test_bulk_delete_of_feminine_models_still_deletes(admin_client: Client) -> None:
-    category = Category.objects.create(name="Chás", slug="chas")
+    """And its confirmation and result said "remover o categorias selecionado", "Removido 2 categorias com sucesso"."""
+    chosen = [Category.objects.create(name=n, slug=n.lower()).pk for n in ("Chás", "Cafés")]
     listing = admin_client.get("/admin/shop/category/").content.decode()
     assert '<option value="delete_selected">Remover categorias selecionadas</option>' in listing
-    admin_client.post(
-        "/admin/shop/category/", {"action": "delete_selected", "_selected_action": [category.pk], "post": "yes"}
-    )
-    assert not Category.objects.filter(pk=category.pk).exists()
+    form = {"action": "delete_selected", "_selected_action": chosen}
+    confirm = admin_client.post("/admin/shop/category/", form).content.decode()
+    assert "Tem certeza de que deseja remover a seleção (categorias)?" in confirm
+    assert "remover o categorias selecionado" not in confirm
+    done = admin_client.post("/admin/shop/category/", {**form, "post": "yes"}, follow=True).content.decode()
+    assert "Remoção concluída: 2 categorias." in done and "Removido" not in done
+    assert not Category.objects.filter(pk__in=chosen).exists()
