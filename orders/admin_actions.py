@@ -143,7 +143,8 @@ def perform_action(
         order_return(
             order_id=order.public_id,
             lines=form.line_quantities(),
-            reason=form.reason_text(),
+            reason=data["reason"],
+            condition=data["condition"],
             restock=data.get("restock", False),
             refund_amount=data.get("refund_amount") or 0,
             credit_amount=data.get("credit_amount") or 0,

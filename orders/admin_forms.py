@@ -17,7 +17,7 @@ from kernel.money import MoneyField, format_brl
 from orders.errors import OrderError
 from orders.extras import destination_notes
 from orders.labels import fulfillment_method_label, line_items_text
-from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnRequest
+from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnCondition, ReturnRequest
 from orders.selectors import failed_refunds_to_pay_outside
 from orders.services._common import refund_count, refundable_amount
 from orders.services.notes import DESTINATION_FIELDS, destination_clean, destination_refusal, email_kinds_sent
@@ -466,11 +466,7 @@ class ExpectationForm(OrderActionForm):
             self.fields["description"].initial = first.description
 
 
-RETURN_CONDITIONS = [
-    ("novo", _("Novo, na embalagem")),
-    ("usado", _("Usado, em bom estado")),
-    ("avariado", _("Avariado")),
-]
+RETURN_CONDITIONS = ReturnCondition.choices
 
 
 REFUND_LABELS = {
@@ -555,10 +551,6 @@ class ReturnForm(OrderActionForm):
         if (amount := cleaned.get("refund_amount")) and not cleaned.get("confirm"):
             self.add_error("confirm", refund_confirm_missing(amount))
         return cleaned
-
-    def reason_text(self) -> str:
-        condition = dict(RETURN_CONDITIONS)[self.cleaned_data["condition"]]
-        return f"{self.cleaned_data['reason']} (estado: {condition})"
 
 
 class SplitForm(OrderActionForm):

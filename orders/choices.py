@@ -91,6 +91,14 @@ class AdjustmentStatus(models.TextChoices):
     FAILED = "failed", _("Falhou")
 
 
+class ReturnCondition(models.TextChoices):
+    """The state returned items came back in (a return adjustment's `condition`)."""
+
+    NEW = "novo", _("Novo, na embalagem")
+    USED = "usado", _("Usado, em bom estado")
+    DAMAGED = "avariado", _("Avariado")
+
+
 class EmailKind(models.TextChoices):
     PLACED = "placed", _("Pedido recebido")
     PAYMENT_CONFIRMED = "payment_confirmed", _("Pagamento confirmado")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Protocol
@@ -18,6 +19,7 @@ from orders.choices import (
     OrderStatus,
     PaymentStatus,
     PaymentType,
+    ReturnCondition,
 )
 
 
@@ -26,6 +28,13 @@ class TitledLine(Protocol):
 
     title: str
     sku: str
+
+
+class Adjustmentish(Protocol):
+    """What a reason needs of an adjustment."""
+
+    description: str
+    condition: str
 
 
 _ORDER = {choice.value: choice.label for choice in OrderStatus}
@@ -219,8 +228,38 @@ PICKED_UP_NOTE = gettext_noop("Retirado na loja")
 _STORED_REASONS = frozenset({CANCELED_BY_BUYER, CANCELED_BY_PLATFORM, READY_FOR_PICKUP_NOTE, PICKED_UP_NOTE})
 
 
+# Returns recorded before the condition was data kept it in the reason, in Portuguese: "Não serviu (estado: Novo,
+# na embalagem)". Read back as a reason and a condition, so an English page says the condition in English.
+_LEGACY_CONDITION = re.compile(r"^(?P<reason>.*) \(estado: (?P<label>[^()]+)\)$", re.S)
+_LEGACY_CONDITIONS = {"Novo, na embalagem": "novo", "Usado, em bom estado": "usado", "Avariado": "avariado"}
+
+
+def condition_label(condition: str) -> str:
+    """ "novo" → "Novo, na embalagem" in the reader's language; an unknown code as it is."""
+    return str(ReturnCondition(condition).label) if condition in ReturnCondition.values else condition
+
+
+def _reason_and_condition(text: str, condition: str) -> str:
+    reason = _(text) if text in _STORED_REASONS else text
+    if not condition:
+        return reason
+    said = _("estado dos itens: %(condition)s") % {"condition": condition_label(condition)}
+    return f"{reason}; {said}" if reason else said
+
+
 def stored_reason_label(text: str) -> str:
-    return _(text) if text in _STORED_REASONS else text
+    """A stored reason in the reader's language when the shop wrote it (a legacy return's condition included)."""
+    legacy = _LEGACY_CONDITION.match(text)
+    if legacy and legacy["label"] in _LEGACY_CONDITIONS:
+        return _reason_and_condition(legacy["reason"], _LEGACY_CONDITIONS[legacy["label"]])
+    return _reason_and_condition(text, "")
+
+
+def adjustment_reason_label(adjustment: Adjustmentish) -> str:
+    """An adjustment's reason and, for a return, the items' condition: "Não serviu; estado dos itens: Avariado"."""
+    if adjustment.condition:
+        return _reason_and_condition(adjustment.description, adjustment.condition)
+    return stored_reason_label(adjustment.description)
 
 
 # What the Correios write for a tracking event (SRO "descricao"), kept as the event's note. The ones that only say the

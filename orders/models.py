@@ -25,6 +25,7 @@ from orders.choices import (
     PaymentDispute,
     PaymentStatus,
     PaymentType,
+    ReturnCondition,
     ReturnReason,
     ReturnRequester,
     ReturnStatus,
@@ -319,6 +320,8 @@ class Adjustment(AppendOnlyModel):
     # Signed money of the adjustment (the `total` entry of `totals`); negative = money back to the buyer.
     amount = models.BigIntegerField(_("valor"), default=0)
     description = models.CharField(_("descrição"), max_length=255, blank=True)
+    # A return's: the state the items came back in, as data (shown in the reader's language, not stored in words).
+    condition = models.CharField(_("estado dos itens"), max_length=16, choices=ReturnCondition.choices, blank=True)
     occurred_at = models.DateTimeField(_("ocorrido em"))
     updated_at = models.DateTimeField(auto_now=True)
 

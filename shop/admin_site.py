@@ -14,6 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from kernel.admin_actions import delete_selected_feminine
 from kernel.money import format_brl
 
 # (app label, model class name or None for the whole app): the plumbing a merchant never works in.
@@ -29,12 +30,44 @@ SYSTEM_MODELS = {
 }
 
 
+# The registered models whose plural is feminine in Portuguese: their bulk delete reads "Remover categorias
+# selecionadas", not Django's "selecionados" (tests/shop/test_admin_portuguese.py names every model's gender).
+FEMININE_MODELS = {
+    "axes.AccessAttempt",  # tentativas de acesso
+    "axes.AccessFailureLog",  # falhas de acesso
+    "orders.ReturnRequest",  # devoluções solicitadas
+    "payments.PixCharge",  # cobranças Pix
+    "payments.PixRefund",  # devoluções Pix
+    "payments.BoletoRefund",  # devoluções de boleto
+    "payments.PixInfraction",  # disputas Pix (MED)
+    "payments.PixRecurringCharge",  # cobranças Pix Automático
+    "fiscal.FiscalDocument",  # notas fiscais
+    "fiscal.FiscalReturnNote",  # NF-e de devolução
+    "fiscal.FiscalJob",  # tarefas fiscais
+    "fiscal.FiscalWebhook",  # notificações do emissor
+    "shop.Category",  # categorias
+    "shop.Variant",  # variantes
+    "shop.PackagingBox",  # caixas de embalagem
+    "shop.Subscription",  # assinaturas
+    "bcp_app.Platform",  # plataformas BCP
+    "bcp_app.A2ATask",  # tarefas A2A
+}
+
+
 def _is_system(app_label: str, object_name: str) -> bool:
     return (app_label, None) in SYSTEM_MODELS or (app_label, object_name) in SYSTEM_MODELS
 
 
 class ShopAdminSite(admin.AdminSite):
     index_template = "admin/shop_dashboard.html"
+
+    def register(self, model_or_iterable: Any, admin_class: Any = None, **options: Any) -> None:
+        super().register(model_or_iterable, admin_class, **options)
+        for model in [model_or_iterable] if isinstance(model_or_iterable, type) else model_or_iterable:
+            model_admin = self._registry.get(model)
+            if model_admin is not None and model._meta.label in FEMININE_MODELS:
+                # An instance attribute: the class (a third party's too) stays as it is.
+                model_admin.actions = [*(model_admin.actions or ()), delete_selected_feminine]
 
     def _split_system(self, request: HttpRequest) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """(the merchant's apps without the technical models, the technical models)."""

@@ -22,6 +22,7 @@ from orders.models import (
     OrderEvent,
     OrderLine,
     OrderStatus,
+    ReturnCondition,
     ReturnRequest,
     ReturnStatus,
 )
@@ -510,6 +511,7 @@ def order_return(
     order_id: str,
     lines: Sequence[LineQuantity],
     reason: str,
+    condition: str = "",
     restock: bool = False,
     refund_amount: int = 0,
     credit_amount: int = 0,
@@ -519,6 +521,8 @@ def order_return(
     (a Pix refund) or a store credit note (vale-troca) is issued. Only delivered units can come back: a parcel
     still on the road is not the buyer's yet (a parcel the carrier brought back is `order_returned_to_sender_open`)."""
     reason = clean_text(reason, field="reason", max_length=255, required=True)
+    if condition and condition not in ReturnCondition.values:
+        raise OrderError("condition", _("Escolha o estado dos itens."), code="invalid_condition")
     if refund_amount:
         _clean_amount(refund_amount, field="refund_amount")
     if credit_amount:
@@ -566,6 +570,7 @@ def order_return(
         status=AdjustmentStatus.COMPLETED,
         line_items=line_items_json(pairs, sign=-1),
         description=reason,
+        condition=condition,
         occurred_at=timezone.now(),
     )
     refresh_order_status(order, known.values(), empty_status=OrderStatus.RETURNED)
@@ -573,7 +578,8 @@ def order_return(
     timeline(
         order,
         "returned",
-        f"Devolução ({units_text((q, line.title) for line, q in pairs)}): {reason}",
+        f"Devolução ({units_text((q, line.title) for line, q in pairs)}): {reason}"
+        + (f"; estado: {ReturnCondition(condition).label}" if condition else ""),
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "restock": restock},
     )

@@ -7,6 +7,7 @@ from django import template
 from kernel.money import format_brl
 from orders.labels import (
     adjustment_label,
+    adjustment_reason_label,
     adjustment_status_label,
     carrier_note_label,
     event_label,
@@ -33,6 +34,7 @@ register.filter("line_status_label", line_status_label)
 register.filter("order_status_label", order_status_label)
 register.filter("payment_status_label", payment_status_label)
 register.filter("stored_reason", stored_reason_label)
+register.filter("adjustment_reason", adjustment_reason_label)
 register.filter("carrier_note", carrier_note_label)
 
 

@@ -283,6 +283,40 @@ class ProductAdmin(RefusedActionMessage, admin.ModelAdmin):
                 % {"title": obj.title},
             )
 
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "category" and field is not None:
+            # Merchant walk: a new store has no category, and the product page only said "Este campo é obrigatório."
+            if Category.objects.exists():
+                field.error_messages["required"] = gettext("Escolha a categoria do produto.")
+            else:
+                create = format_html(
+                    '<a href="{}" target="_blank" rel="noopener">{}</a>',
+                    reverse("admin:shop_category_add"),
+                    gettext("crie a primeira categoria"),
+                )
+                needed = format_html(
+                    gettext(
+                        "Todo produto fica numa categoria e a loja ainda não tem nenhuma: {} (ou use o “+” ao lado)."
+                    ),
+                    create,
+                )
+                field.help_text = needed
+                field.error_messages["required"] = needed
+        return field
+
+    def render_change_form(
+        self, request: HttpRequest, context: dict[str, Any], add: bool = False, change: bool = False,
+        form_url: str = "", obj: Any = None,
+    ) -> Any:  # fmt: skip
+        if request.method == "POST" and any(name.startswith("images-") for name in request.FILES):
+            # Shown again with its errors, the page cannot keep the files chosen (browsers do not allow it): say so.
+            messages.warning(
+                request,
+                gettext("As fotos escolhidas não foram enviadas: corrija os erros abaixo e escolha as fotos de novo."),
+            )
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)
         fiscal_retry_blocked_soon()  # an NCM (or unit, origin) filled in: NF-e blocked for it go now

@@ -190,12 +190,51 @@ class CheckoutLineInline(admin.TabularInline):
         return False
 
 
+# The engine's event codes (shop/checkout) in the merchant's words; an unknown code is shown as it is.
+CHECKOUT_EVENT_LABELS = {
+    "created": _("Checkout criado"),
+    "consent_changed": _("Consentimento de e-mails alterado"),
+    "status_changed": _("Situação alterada"),
+    "stock_reserved": _("Estoque reservado"),
+    "stock_unavailable": _("Sem estoque para finalizar"),
+    "payment_pending": _("Pagamento iniciado"),
+    "card_pending": _("Pagamento com cartão em análise"),
+    "complete_accepted": _("Finalização aceita, aguardando o pagamento"),
+    "complete_refused": _("Finalização recusada"),
+    "completed": _("Concluído (pedido criado)"),
+    "canceled": _("Cancelado"),
+    "expired": _("Expirado"),
+    "payment_failed": _("Pagamento falhou"),
+    "payment_rejected": _("Pagamento recusado"),
+    "pix_unavailable": _("Pix indisponível"),
+    "pix_expired": _("Pix expirado"),
+    "pix_paid_before_complete": _("Pix pago antes de finalizar"),
+    "pix_withdrawn": _("Cobrança Pix retirada"),
+    "boleto_expired": _("Boleto vencido"),
+    "completion_grace_elapsed": _("Prazo para finalizar esgotado"),
+    "agent_complete_forbidden_refunded": _("Pagamento devolvido: o agente não podia finalizar"),
+    "mandate_missing_refunded": _("Pagamento devolvido: sem mandato AP2 válido"),
+}
+
+
 class CheckoutEventInline(admin.TabularInline):
     model = CheckoutEvent
     extra = 0
     can_delete = False
-    fields = ["created_at", "kind", "from_status", "to_status", "detail"]
+    fields = ["created_at", "event", "from_label", "to_label", "detail"]
     readonly_fields = fields
+
+    @admin.display(description=_("evento"))
+    def event(self, obj: CheckoutEvent) -> str:
+        return str(CHECKOUT_EVENT_LABELS.get(obj.kind, obj.kind))
+
+    @admin.display(description=_("situação anterior"))
+    def from_label(self, obj: CheckoutEvent) -> str:
+        return str(CHECKOUT_STATUS_LABELS.get(obj.from_status, obj.from_status)) if obj.from_status else "—"
+
+    @admin.display(description=_("nova situação"))
+    def to_label(self, obj: CheckoutEvent) -> str:
+        return str(CHECKOUT_STATUS_LABELS.get(obj.to_status, obj.to_status)) if obj.to_status else "—"
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

@@ -341,3 +341,28 @@ def test_a_category_named_like_another_at_the_same_level_is_refused(admin_client
         f"/admin/shop/category/{cafes.pk}/change/", {"name": "Cafés", "slug": "cafes", "position": "1"}
     )
     assert response.status_code == 302
+
+
+def test_a_new_store_is_told_a_product_needs_a_category_and_photos_must_be_chosen_again(admin_client: Client) -> None:
+    """Merchant walk: a new store's first product failed on "Este campo é obrigatório." beside an empty category
+    list, and the photos chosen were gone from the page shown again, without a word."""
+    page = admin_client.get("/admin/shop/product/add/").content.decode()
+    link = '<a href="/admin/shop/category/add/" target="_blank" rel="noopener">crie a primeira categoria</a>'
+    assert link in page
+    data = _product_post(
+        Category(pk=None),
+        [_variant(0, "CAJU-P", "35,90")],
+        [{"image": SimpleUploadedFile("frente.jpg", _jpeg(), "image/jpeg"), "alt_text": "Frente", "position": 0}],
+    )
+    data["category"] = ""
+    response = admin_client.post("/admin/shop/product/add/", data)
+    html = response.content.decode()
+    assert response.status_code == 200 and not Product.objects.exists()
+    assert "Todo produto fica numa categoria e a loja ainda não tem nenhuma: " + link in html
+    assert "As fotos escolhidas não foram enviadas: corrija os erros abaixo e escolha as fotos de novo." in html
+    # with categories, the message is short; without photos chosen, nothing is said of photos
+    category = Category.objects.create(name="Camisetas", slug="camisetas")
+    response = admin_client.post("/admin/shop/product/add/", {**_product_post(category, [], []), "category": ""})
+    html = response.content.decode()
+    assert "Escolha a categoria do produto." in html
+    assert "crie a primeira categoria" not in html and "As fotos escolhidas" not in html

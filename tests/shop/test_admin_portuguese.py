@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 from django.apps import apps
-from django.test import Client
+from django.contrib import admin
+from django.contrib.auth.models import User
+from django.test import Client, RequestFactory
 from django.utils import translation
 from django.utils.html import strip_tags
 from django.utils.translation import gettext
@@ -13,7 +15,7 @@ from django.utils.translation import gettext
 from fiscal.models import FiscalDocument
 from orders.services import order_place_from_checkout
 from payments.card.models import CardPayment
-from shop.models import Cart, Category, Checkout, Product, StoreSettings
+from shop.models import Cart, Category, Checkout, Product, StoreSettings, Variant
 from tests.orders.conftest import make_checkout
 
 pytestmark = pytest.mark.django_db
@@ -121,7 +123,22 @@ def test_login_lockout_models_and_the_date_widget_note_in_portuguese(admin_clien
     for english in ("Access attempts", "Access failures", "Access logs"):
         assert english not in home
     catalog = admin_client.get("/admin/jsi18n/").content.decode()
-    assert "informe os hor\\u00e1rios no fuso" in catalog or "informe os horários no fuso" in catalog
+    assert "informe os hor\\u00e1rios no %(timezone)s." in catalog
+
+
+def test_the_date_widget_note_names_the_zone_in_words(admin_client: Client) -> None:
+    """Merchant walk: the coupon dates said "informe os horários no fuso America/Sao_Paulo"; the note names the
+    zone from the body's data-admin-server-timezone, which the page sets to the zone's human name."""
+    page = admin_client.get("/admin/shop/coupon/add/").content.decode()
+    assert 'document.body.dataset.adminServerTimezone = "horário de Brasília";' in page
+    catalog = admin_client.get("/admin/jsi18n/").content.decode()
+    assert "Aten\\u00e7\\u00e3o: informe os hor\\u00e1rios no %(timezone)s. (Seu computador" in catalog
+    assert "no fuso" not in catalog
+    admin_client.cookies["django_language"] = "en"
+    english = admin_client.get("/admin/shop/coupon/add/", headers={"accept-language": "en"}).content.decode()
+    assert 'document.body.dataset.adminServerTimezone = "Brasília time";' in english
+    catalog = admin_client.get("/admin/jsi18n/", headers={"accept-language": "en"}).content.decode()
+    assert "Note: Enter times in %(timezone)s. (You are %(offset)s hour ahead.)" in catalog
 
 
 def test_the_admin_calendar_writes_month_names_in_lower_case(admin_client: Client) -> None:
@@ -189,3 +206,60 @@ def test_group_and_user_pages_name_permissions_in_the_admins_language(admin_clie
         f"/admin/auth/group/{financeiro.pk}/change/", headers={"accept-language": "en"}
     ).content.decode()
     assert "Can change order" in english and "Can see revenue" in english
+
+
+# Every registered model's plural, by gender: a new model must be named here (and, when feminine, in
+# shop.admin_site.FEMININE_MODELS) so its bulk delete agrees with it.
+FEMININE_PLURALS = {
+    "axes.AccessAttempt", "axes.AccessFailureLog", "orders.ReturnRequest", "payments.PixCharge", "payments.PixRefund",
+    "payments.BoletoRefund", "payments.PixInfraction", "payments.PixRecurringCharge", "fiscal.FiscalDocument",
+    "fiscal.FiscalReturnNote", "fiscal.FiscalJob", "fiscal.FiscalWebhook", "shop.Category", "shop.Variant",
+    "shop.PackagingBox", "shop.Subscription", "bcp_app.Platform", "bcp_app.A2ATask",
+}  # fmt: skip
+MASCULINE_PLURALS = {
+    "authtoken.TokenProxy", "axes.AccessLog", "orders.Order", "payments.PixPayment", "payments.PixWebhookEvent",
+    "payments.CardPayment", "payments.CardRefund", "payments.BoletoPayment", "payments.CardWebhookEvent",
+    "payments.PaymentEvent", "payments.PixRecurringChargeWebhookEvent", "payments.PixRecurrenceWebhookEvent",
+    "shop.ShippingMethod", "shop.PickupLocation", "shop.Coupon", "shop.CouponRedemption", "shop.Checkout",
+    "shop.Product", "shop.SearchSynonym", "shop.CheckoutReminder", "shop.BoletoNotice", "auth.Group", "auth.User",
+    "shop.StoreSettings", "shop.SubscriptionPlan", "shop.SubscriptionCycle", "bcp_app.WebhookDelivery",
+    "bcp_app.IdempotencyRecord", "bcp_app.Ap2Mandate",
+}  # fmt: skip
+
+
+def test_bulk_delete_agrees_with_the_gender_of_the_plural(admin_user: User, rf: RequestFactory) -> None:
+    """Merchant walk: "Remover variantes selecionados", "Remover categorias selecionados"."""
+    assert {model._meta.label for model in admin.site._registry} == FEMININE_PLURALS | MASCULINE_PLURALS
+    assert not FEMININE_PLURALS & MASCULINE_PLURALS
+    request = rf.get("/admin/")
+    request.user = admin_user
+    with translation.override("pt-br"):
+        for model, model_admin in admin.site._registry.items():
+            label = dict(model_admin.get_action_choices(request)).get("delete_selected")
+            if label is None:
+                continue  # this list deletes nothing in bulk
+            plural = model._meta.verbose_name_plural
+            ending = "selecionadas" if model._meta.label in FEMININE_PLURALS else "selecionados"
+            assert label == f"Remover {plural} selecionados".replace("selecionados", ending), model._meta.label
+        variants = dict(admin.site._registry[Variant].get_action_choices(request))["delete_selected"]
+        assert variants == "Remover variantes selecionadas"
+        products = dict(admin.site._registry[Product].get_action_choices(request))["delete_selected"]
+        assert products == "Remover produtos selecionados"
+    with translation.override("en"):
+        assert dict(admin.site._registry[Category].get_action_choices(request))["delete_selected"] == (
+            "Delete selected categories"
+        )
+
+
+def test_bulk_delete_of_feminine_models_still_deletes(admin_client: Client) -> None:
+    """And its confirmation and result said "remover o categorias selecionado", "Removido 2 categorias com sucesso"."""
+    chosen = [Category.objects.create(name=n, slug=n.lower()).pk for n in ("Chás", "Cafés")]
+    listing = admin_client.get("/admin/shop/category/").content.decode()
+    assert '<option value="delete_selected">Remover categorias selecionadas</option>' in listing
+    form = {"action": "delete_selected", "_selected_action": chosen}
+    confirm = admin_client.post("/admin/shop/category/", form).content.decode()
+    assert "Tem certeza de que deseja remover a seleção (categorias)?" in confirm
+    assert "remover o categorias selecionado" not in confirm
+    done = admin_client.post("/admin/shop/category/", {**form, "post": "yes"}, follow=True).content.decode()
+    assert "Remoção concluída: 2 categorias." in done and "Removido" not in done
+    assert not Category.objects.filter(pk__in=chosen).exists()

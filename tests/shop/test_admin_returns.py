@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from orders.models import Adjustment, Order
 from orders.services import order_mark_delivered, order_place_from_checkout, order_ship
@@ -70,12 +71,12 @@ def test_return_with_restock_and_pix_refund(
     variant.refresh_from_db()
     assert (line.quantity_total, variant.stock) == (1, 6)
     returned = Adjustment.objects.get(order=order, type="return")
-    assert returned.description == "Tamanho errado (estado: Novo, na embalagem)"
+    assert (returned.description, returned.condition) == ("Tamanho errado", "novo")  # the condition as data
     refund = Adjustment.objects.get(order=order, type="refund")
     assert refund.amount == -3000
     # the buyer sees it on the permalink page
     permalink = Client().get(f"/orders/{order.permalink_token}").content.decode()
-    assert "Itens devolvidos" in permalink and "(Tamanho errado (estado: Novo, na embalagem))" in permalink
+    assert "Itens devolvidos" in permalink and "(Tamanho errado; estado dos itens: Novo, na embalagem)" in permalink
     assert "Reembolso de R$ 30,00" in permalink
 
 
@@ -198,7 +199,7 @@ def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, va
     assert (credit.amount, credit.status, credit.description) == (
         -3000,
         "completed",
-        "Vale-troca: Troca de tamanho (estado: Novo, na embalagem)",
+        "Vale-troca: Troca de tamanho",
     )
     assert not Adjustment.objects.filter(order=order, type="refund").exists()
     permalink = Client().get(f"/orders/{order.permalink_token}").content.decode()
@@ -208,3 +209,27 @@ def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, va
 
     kinds = [a["type"] for a in order_bcp_payload(order_for_bcp(order.public_id))["adjustments"]]
     assert kinds == ["return", "credit"]
+
+
+def test_a_returns_condition_reads_in_the_buyers_language(admin_client: Client, place_order, variant: Variant) -> None:
+    """Merchant walk: an English buyer page read "(Wrong size (estado: Novo, na embalagem))", Portuguese in nested
+    parentheses; rows stored that way before the condition was data read the same as new ones."""
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    form = {f"qty_{line.public_id}": "1", "reason": "Wrong size", "condition": "avariado", "restock": "on"}
+    assert admin_client.post(_action(order, "return"), form).status_code == 302
+    Adjustment.objects.create(
+        order=order, type="return", status="completed", description="Too big (estado: Usado, em bom estado)",
+        occurred_at=timezone.now(),
+    )  # fmt: skip
+    buyer = Client()
+    buyer.get(f"/orders/{order.permalink_token}?lang=en")  # the site's language choice, then the clean link
+    english = buyer.get(f"/orders/{order.permalink_token}").content.decode()
+    assert "(Wrong size; item condition: Damaged)" in english
+    assert "(Too big; item condition: Used, in good condition)" in english
+    assert "estado" not in english
+    portuguese = Client().get(f"/orders/{order.permalink_token}").content.decode()
+    assert "(Wrong size; estado dos itens: Avariado)" in portuguese
+    assert "(Too big; estado dos itens: Usado, em bom estado)" in portuguese

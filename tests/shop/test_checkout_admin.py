@@ -4,7 +4,7 @@ import pytest
 
 from shop.checkout.services import checkout_create
 from shop.checkout.types import CheckoutInput, LineInput
-from shop.models import Checkout
+from shop.models import Checkout, CheckoutEvent
 from tests.shop.checkout_factories import make_coupon, make_location, make_shipping, make_variant
 
 pytestmark = pytest.mark.django_db
@@ -32,3 +32,22 @@ def test_admin_pages_render_and_cancel_action_releases_checkout(admin_client):
     )
     assert response.status_code == 200
     assert Checkout.objects.get(pk=checkout.pk).status == "canceled"
+
+
+def test_checkout_page_names_events_and_statuses_in_words(admin_client):
+    """Merchant walk: the checkout's events read "created", "incomplete", "consent_changed"."""
+    make_variant()
+    checkout = checkout_create(data=CheckoutInput(lines=(LineInput("SKU-CAFE-500G", 1),))).checkout
+    CheckoutEvent.objects.create(
+        checkout=checkout, kind="consent_changed", from_status="incomplete", to_status="incomplete"
+    )
+    page = admin_client.get(f"/admin/shop/checkout/{checkout.pk}/change/").content.decode()
+    events = page[page.index('id="events-group"') :]
+    for words in ("Checkout criado", "Consentimento de e-mails alterado", "Incompleto"):
+        assert words in events, words
+    for code in (">created<", ">consent_changed<", ">incomplete<"):
+        assert code not in events, code
+    admin_client.cookies["django_language"] = "en"
+    english = admin_client.get(f"/admin/shop/checkout/{checkout.pk}/change/", headers={"accept-language": "en"})
+    events = english.content.decode()[english.content.decode().index('id="events-group"') :]
+    assert "Checkout created" in events and "Email consent changed" in events
