@@ -107,6 +107,9 @@ def _extension_message(m: CheckoutMessage, ctx: RequestContext) -> bool:
     return not (m.path.startswith("$.fulfillment") and not ctx.has(FULFILLMENT) and m.type != "error")
 
 
+HANDLER_OF_METHOD = {method: name for name, method in METHOD_OF_HANDLER.items()}
+
+
 def _usable_handlers(view: CheckoutView | None, ctx: RequestContext) -> list[str]:
     """The names of the handlers usable for this checkout and platform (BCP-PAY-02, PIX.md §1.3), in answer order."""
     theirs = ctx.platform_payment_handlers()
@@ -384,6 +387,8 @@ def checkout(view: CheckoutView, ctx: RequestContext) -> dict[str, Any]:
                 "intent": view.context.intent,
             }
         )
+        if view.context.payment:  # BCP-PAY-08: the preference as understood, so a full update can send it back
+            context["payment"] = [{"handler": HANDLER_OF_METHOD[method]} for method in view.context.payment]
         if context:
             body["context"] = context
     if ctx.has(FULFILLMENT):

@@ -345,8 +345,14 @@ def evaluate(
     ful_messages = ful.messages
     if data.fulfillment_by_buyer:
         # The caller cannot write the delivery (BCP-NEG-08): only the buyer, on `continue_url`, can (BCP §4.2).
+        # "Enter the address" asked the agent for what it cannot send (its `fulfillment` is ignored): say who does.
+        by_buyer = _("O comprador escolhe a entrega (endereço ou retirada na loja) pelo continue_url.")
         ful_messages = [
-            replace(m, severity="requires_buyer_input")
+            replace(
+                m,
+                severity="requires_buyer_input",
+                content=by_buyer if (m.path, m.code) == ("$.fulfillment", "field_required") else m.content,
+            )
             if m.type == "error" and m.path.startswith("$.fulfillment")
             else m
             for m in ful.messages

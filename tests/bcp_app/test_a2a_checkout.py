@@ -193,6 +193,30 @@ def test_context_continues_the_checkout_and_remove_and_update(server: LiveServer
     assert checkout_of(fetched) == checkout_of(updated)
 
 
+def test_the_buyers_payment_preference_outlives_the_next_update_bcp_pay_08(server: LiveServer, pixel: Any):
+    """An A2A update rebuilds the full state from the checkout's answer, whose `context` left `payment` out: the
+    next update (the buyer, say) dropped the preference `context.payment` had set, and the buyer's page stopped
+    opening on the method asked for. The answer shows the preference as understood and later updates keep it."""
+    from shop.models import Checkout
+
+    first = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})]))
+    context_id = first["result"]["message"]["contextId"]
+    preferred = rpc(
+        server.a2a_url,
+        send_message(
+            [data({"action": "update_checkout", "context": {"payment": [{"handler": "com.google.pay"}]}})],
+            context_id=context_id,
+        ),
+    )
+    later = rpc(
+        server.a2a_url, send_message([data({"action": "update_checkout", "buyer": BUYER})], context_id=context_id)
+    )
+
+    assert checkout_of(preferred)["context"] == {"payment": [{"handler": "com.google.pay"}]}
+    assert checkout_of(later)["context"] == {"payment": [{"handler": "com.google.pay"}]}
+    assert Checkout.objects.get(public_id=checkout_of(later)["id"]).context == {"payment": ["card"]}
+
+
 def test_remove_structured_and_cancel(server: LiveServer, pixel: Any, shirts: Any):
     first = rpc(server.a2a_url, send_message([data({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})]))
     context_id = first["result"]["message"]["contextId"]

@@ -110,6 +110,10 @@ def test_api_key_bound_to_another_profile_is_not_trusted_bcp_neg_09(
     # then
     assert response.status_code == 403
     assert response.json()["error"]["data"]["code"] == "profile_not_trusted"
+    # and the refusal names where an MCP call names its profile, not REST's header it never sent
+    assert response.json()["error"]["data"]["content"] == (
+        'Esta credencial não pode usar o perfil informado em meta["ucp-agent"].profile.'
+    )
 
 
 def test_unreachable_and_outdated_profiles_bcp_neg_03_04(live_mcp, fake_platform, transactional_db) -> None:

@@ -17,7 +17,9 @@ from tests.bcp_app.test_a2a_helpers import (
     cache_profile,
     live_fixture,  # noqa: F401 (fixture "live")
     platform_profile,
+    rpc,
     sdk_send,
+    send_message,
     server_fixture,  # noqa: F401 (fixture "server")
 )
 
@@ -106,3 +108,20 @@ def test_an_order_action_in_an_english_conversation_answers_in_english(server) -
     assert MessageToDict(hello)["parts"][0]["text"].startswith("Sorry, I did not understand.")
     assert text == "Order canceled; the amount paid will be refunded."
     assert body["id"] == order.public_id
+
+
+def test_an_order_id_that_is_not_a_text_is_named_not_said_missing_bcp_err_05(server) -> None:
+    """Agent walk: `{"action": "get_order", "order_id": 5}` answered "get_order precisa de order_id." as if the id
+    were missing; it is named as the other A2A fields are, for the order reads and actions alike."""
+    _, headers = _agent("https://agente.example/acoes5/bcp.json")
+    headers = {**headers, "A2A-Version": "1.0"}
+    answers = {
+        action: rpc(server.a2a_url, send_message([{"data": {"action": action, "order_id": 5}}]), headers=headers)
+        for action in ("get_order", "cancel_order", "request_return")
+    }
+    missing = rpc(server.a2a_url, send_message([{"data": {"action": "cancel_order"}}]), headers=headers)
+
+    for body in answers.values():
+        assert body["error"]["message"] == "Campo inválido $.order_id: deve ser um texto"
+        assert body["error"]["data"][0]["metadata"]["code"] == "invalid_request"
+    assert missing["error"]["message"] == "cancel_order precisa de order_id."

@@ -573,7 +573,9 @@ def test_the_buyers_preferred_payment_handler_comes_first_and_is_open_on_the_buy
     assert list(checkout["ucp"]["payment_handlers"]) == ["com.google.pay", "br.dev.bcp.pix"]
     assert list(plain["ucp"]["payment_handlers"]) == ["br.dev.bcp.pix", "com.google.pay"]
     assert "messages" not in checkout or not [m for m in checkout["messages"] if "payment" in m.get("path", "")]
-    assert checkout["context"] == {"postal_code": "01310-100"}
+    # the preference as understood (unknown entries dropped), so a full-replacement update can send it back
+    assert checkout["context"] == {"postal_code": "01310-100", "payment": [{"handler": "com.google.pay"}]}
+    assert plain["context"] == {"postal_code": "01310-100"}
     # the buyer's page opens on the card (the Pix panel stays one tap away)
     page = client.get(checkout["continue_url"].removeprefix("https://loja.example.com.br")).content.decode()
     assert re.search(r'value="card"[^>]*checked', page)

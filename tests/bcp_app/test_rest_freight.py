@@ -212,6 +212,10 @@ def test_without_the_fulfillment_extension_the_buyer_chooses_the_delivery_bcp_fu
     assert [(m["code"], m["severity"], m["path"]) for m in handed["messages"] if m["type"] == "error"] == [
         ("field_required", "requires_buyer_input", "$.fulfillment")
     ]
+    # the words say who chooses, not "enter the address" to an agent whose `fulfillment` is ignored
+    assert [m["content"] for m in handed["messages"] if m["path"] == "$.fulfillment"] == [
+        "O comprador escolhe a entrega (endereço ou retirada na loja) pelo continue_url."
+    ]
     assert "fulfillment" not in handed
     assert extended["status"] == "incomplete"
     assert [(m["code"], m["severity"]) for m in extended["messages"] if m["type"] == "error"] == [

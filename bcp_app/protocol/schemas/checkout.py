@@ -167,12 +167,20 @@ class BuyerOut(ResponseModel):
     )
 
 
+class ContextPaymentOut(ResponseModel):
+    handler: str = Field(description="Nome do handler no perfil da loja (`ucp.payment_handlers`).")
+
+
 class ContextOut(ResponseModel):
     address_country: str | None = Field(default=None, description="País (dica).")
     address_region: str | None = Field(default=None, description="UF (dica).")
     postal_code: str | None = Field(default=None, description="CEP (dica).")
     language: str | None = Field(default=None, description="Idioma preferido (BCP 47).")
     intent: str | None = Field(default=None, description="Intenção do comprador (dica).")
+    payment: list[ContextPaymentOut] | None = Field(
+        default=None,
+        description="Handlers preferidos pelo comprador, na ordem, os que a loja reconhece (BCP-PAY-08).",
+    )
 
 
 class Ap2Out(ResponseModel):

@@ -56,7 +56,7 @@ from bcp_app.transports.a2a.messages import (
     reply_text,
     text_part,
 )
-from bcp_app.transports.a2a.order_actions import ORDER_ACTIONS, handle_order_action
+from bcp_app.transports.a2a.order_actions import ORDER_ACTIONS, handle_order_action, order_id_of
 
 SEARCH_LIMIT = 10
 
@@ -814,9 +814,7 @@ def _remove(ctx: Any, current: dict[str, Any], structured: dict[str, Any], inten
 def get_order_reply(ctx: Any, structured: dict[str, Any], intent: intents.Intent | None) -> Reply:
     """BCP §7 Get Order through the same operation as REST and MCP: the same order object (with the
     negotiated extensions, e.g. `fiscal_documents`) or its Error Response, under `a2a.bcp.order`."""
-    order_id = intent.ids[0] if intent is not None else structured.get("order_id", structured.get("id"))
-    if not isinstance(order_id, str) or not order_id:
-        raise ProtocolError("invalid_request", "get_order precisa de order_id.")
+    order_id = intent.ids[0] if intent is not None else order_id_of(structured, "get_order")
     body = operations.get_order(ctx, order_id).body
     # Structured intents get the bare data part (as the seed's checkout intents); text also gets a sentence.
     return Reply(text=order_reply_text(ctx.language, body) if intent is not None else "", order=body)

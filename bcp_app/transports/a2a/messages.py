@@ -416,7 +416,10 @@ def parse_intent(text: str) -> Intent:
             action = candidate
             break
     order_id = _ORDER_ID.search(text)
-    if order_id and action in (UNKNOWN, GET):
+    if order_id:
+        # A text naming an order is about that order, never the conversation's checkout: "cancele o pedido
+        # order_…" cancelled the buyer's open checkout. The order is shown (its `order_actions` say what may be
+        # done: cancel and return are structured actions).
         return Intent(action=GET_ORDER, language=language, ids=(order_id.group(1),))
     if found is None:
         return Intent(action=UNKNOWN, language=language)

@@ -29,10 +29,20 @@ _DONE = {
 }
 
 
-def handle_order_action(ctx: Any, context_id: str, action: str, structured: dict[str, Any]) -> dict[str, Any]:
-    order_id = structured.get("order_id", structured.get("id"))
-    if not isinstance(order_id, str) or not order_id:
+def order_id_of(structured: dict[str, Any], action: str) -> str:
+    """The message's `order_id` (or `id`); missing or empty: the action needs it; sent but not a text: named as
+    the other A2A fields are (`Campo inválido $.order_id: …`), never said to be missing."""
+    key = "order_id" if "order_id" in structured else "id"
+    order_id = structured.get(key)
+    if order_id is not None and not isinstance(order_id, str):
+        raise ProtocolError("invalid_request", f"Campo inválido $.{key}: deve ser um texto")
+    if not order_id:
         raise ProtocolError("invalid_request", f"{action} precisa de order_id.")
+    return order_id
+
+
+def handle_order_action(ctx: Any, context_id: str, action: str, structured: dict[str, Any]) -> dict[str, Any]:
+    order_id = order_id_of(structured, action)
     body = {key: value for key, value in structured.items() if key not in ("action", "order_id", "id")}
     if action == CANCEL_ORDER:
         result = operations.cancel_order(ctx, order_id, body)

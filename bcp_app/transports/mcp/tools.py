@@ -615,6 +615,7 @@ def _context(call: CallInfo, args: Args, operation: str, read_only: bool) -> Any
         client_ip=call.client or None,
         operation=operation,
         counted=_rate_window(call, read_only),  # the window is only counted there
+        agent_header='meta["ucp-agent"].profile',  # where an MCP call names its profile (UCP's face renames it)
     )
 
 
