@@ -514,15 +514,19 @@ def _begin_transaction(
         speak(checkout.language)
         if expire_if_due(checkout, now) or checkout.status in (*TERMINAL_STATUSES, STATUS_IN_PROGRESS):
             return status_error(checkout, "concluir")
-        if checkout.status != STATUS_READY and not _declined_only(checkout):
+        declined = _declined_only(checkout)
+        if checkout.status != STATUS_READY and not declined:
             return CheckoutResult(checkout=reload(checkout_id), messages=stored_messages(checkout))
+        # What a refusal below answers beside its own error: after a decline, not that decline (this is a new
+        # attempt; repeated beside a missing token or an unknown handler it read as a second decline: QA walk).
+        before = [m for m in stored_messages(checkout) if not (declined and m.code == "payment_failed")]
         problem = instrument_problem(data.payment, data.offered_handler_ids)
         if problem is None and data.payment.instruments[0].type == "boleto":
             problem = boleto_problem(checkout)  # the payer's CPF/CNPJ, the store offering it: before reserving
         if problem is not None:
             # The refusal replaces a stored message at the same node (an update with the same instrument said it
             # already): one `payment_failed`, not two (QA walk).
-            kept = [m for m in stored_messages(checkout) if (m.code, m.path) != (problem.code, problem.path)]
+            kept = [m for m in before if (m.code, m.path) != (problem.code, problem.path)]
             return CheckoutResult(checkout=reload(checkout_id), messages=[*kept, problem])
         chosen = data.payment.instruments[0]
         # What the events record as the status left: the stored one (`incomplete` after a decline, BCP-PAY-06),
@@ -532,7 +536,7 @@ def _begin_transaction(
             return _complete_paid(checkout, chosen)
         other_terms = _installments_changed(checkout, chosen)
         if other_terms is not None:  # refused before anything is evaluated or written: the checkout stays as shown
-            return CheckoutResult(checkout=reload(checkout_id), messages=[*stored_messages(checkout), other_terms])
+            return CheckoutResult(checkout=reload(checkout_id), messages=[*before, other_terms])
         existing = kept_lines(checkout)  # read with the lock, with their variants' live columns
         held = held_key(checkout, existing)
         shown = _shown(checkout, existing)  # before `evaluate`, which refreshes the lines in place

@@ -127,6 +127,46 @@ def test_a_complete_retried_after_a_decline_records_the_move_from_incomplete_bcp
     ]
 
 
+@pytest.mark.parametrize(
+    ("instrument", "error"),
+    [
+        ({**CARD, "installments": 1}, ("payment_failed", "$.payment.instruments[0].credential")),  # no token
+        (
+            {**CARD, "handler_id": "nope", "installments": 1, "credential": TOKEN},
+            ("payment_failed", "$.payment.instruments[0].handler_id"),
+        ),
+        (
+            {**CARD, "installments": 2, "credential": TOKEN},  # the checkout shows 1x
+            ("checkout_changed", "$.payment.instruments[0].installments"),
+        ),
+    ],
+    ids=["no-token", "unknown-handler", "other-installments"],
+)
+def test_a_complete_refused_after_a_decline_answers_only_its_own_error_bcp_pay_03_06(
+    client: Client, headers: dict[str, str], instrument: dict[str, Any], error: tuple[str, str]
+) -> None:
+    """QA walk: the answer repeated the earlier decline ("Saldo ou limite insuficiente…") beside the new refusal,
+    so it read as if the new attempt had been declined too."""
+    # given a card checkout whose first complete was declined
+    checkout = _with_card(client, headers, 1)
+    declined = {"payment": {"instruments": [{**CARD, "installments": 1,
+                                             "credential": {**TOKEN, "token": "fail_token"}}]}}  # fmt: skip
+    first = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
+                 {**headers, "Idempotency-Key": "k-declined"}, declined).json()  # fmt: skip
+    assert first["status"] == "incomplete"
+    decline = [m["content"] for m in first["messages"] if m["code"] == "payment_failed"]
+    assert decline
+    # when the agent completes again with an instrument refused before any charge
+    retry = {"payment": {"instruments": [instrument]}}
+    again = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
+                 {**headers, "Idempotency-Key": "k-again"}, retry).json()  # fmt: skip
+    # then the answer carries that refusal only, not the old decline
+    errors = [(m["code"], m["path"]) for m in again["messages"] if m["type"] == "error"]
+    assert errors == [error], again["messages"]
+    assert not any(m["content"] in decline for m in again["messages"])
+    assert not Order.objects.filter(checkout_id=checkout["id"]).exists()
+
+
 def test_a_complete_in_other_installments_with_the_same_total_is_refused_and_charges_nothing(
     client: Client, headers: dict[str, str]
 ) -> None:
