@@ -123,3 +123,20 @@ def test_a2a_order_and_error_data_parts_are_model_outputs(server) -> None:
     assert [m["code"] for m in missing["messages"]] == ["not_found"]
     assert errors(missing, "common/types/error_response.json") == []
     assert ErrorResponse.validated(missing) == missing
+
+
+def test_a_structured_get_order_for_an_unknown_order_says_why_as_cancel_order_does(server) -> None:
+    """Agent walk: `{"action": "cancel_order"}` for an unknown order answered a sentence beside the Error Response,
+    `{"action": "get_order"}` only the data part; a found order stays the bare data part (BCP-ORD-02, BCP-A2A-05)."""
+    platform_id, headers = _agent("https://agente.example/sem-pedido/bcp.json", fiscal=False)
+    order = place_seed_order(platform_id, checkout_id="checkout_a2a_sentence")
+
+    missing = sdk_send(server.base_url, [{"data": {"action": "get_order", "order_id": "order_nada"}}], headers=headers)
+    found = sdk_send(server.base_url, [{"data": {"action": "get_order", "order_id": order.public_id}}], headers=headers)
+
+    body = _order_part(missing)
+    [message] = body["messages"]
+    texts = [part["text"] for part in MessageToDict(missing)["parts"] if "text" in part]
+    assert message["code"] == "not_found"
+    assert texts == [f"Não foi possível mostrar o pedido. {message['content']}"]
+    assert [part for part in MessageToDict(found)["parts"] if "text" in part] == []

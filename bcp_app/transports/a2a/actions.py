@@ -816,8 +816,10 @@ def get_order_reply(ctx: Any, structured: dict[str, Any], intent: intents.Intent
     negotiated extensions, e.g. `fiscal_documents`) or its Error Response, under `a2a.bcp.order`."""
     order_id = intent.ids[0] if intent is not None else order_id_of(structured, "get_order")
     body = operations.get_order(ctx, order_id).body
-    # Structured intents get the bare data part (as the seed's checkout intents); text also gets a sentence.
-    return Reply(text=order_reply_text(ctx.language, body) if intent is not None else "", order=body)
+    # Structured intents get the bare data part (as the seed's checkout intents); text also gets a sentence, and
+    # so does an Error Response (not found, not this platform's), as `cancel_order` says why (order_actions.py).
+    said = intent is not None or not body.get("id")
+    return Reply(text=order_reply_text(ctx.language, body) if said else "", order=body)
 
 
 def _summary(key: str, language: str, body: dict[str, Any], intent: intents.Intent | None, **values: Any) -> str:
