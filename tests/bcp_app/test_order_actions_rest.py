@@ -476,19 +476,10 @@ def test_a_return_whose_refund_the_psp_refuses_does_not_say_refunded_bcp_ord_09(
     from orders.models import OrderEvent
     from payments.models import PixRefund
 
-    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-fail-1"})
-    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
-                       django_capture_on_commit_callbacks)  # fmt: skip
+    headers, order, return_id = _return_refund_asked(
+        client, fake_platform, platform, settings, django_capture_on_commit_callbacks, key="ret-fail-1"
+    )
     line = order.lines.get()
-    ask = {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]}
-    return_id = call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()["return_requests"][0]
-    return_id = return_id["id"]
-    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
-    with django_capture_on_commit_callbacks(execute=True):
-        return_request_approve(return_id=return_id, actor="maria")
-        return_request_receive(return_id=return_id, actor="maria")
-    with django_capture_on_commit_callbacks(execute=True):
-        return_request_refund(return_id=return_id, actor="maria")
 
     def the_return() -> tuple[dict[str, Any], dict[str, Any]]:
         got = call(client, "get", f"/orders/{order.public_id}", headers).json()
@@ -537,19 +528,10 @@ def test_a_return_whose_refund_the_psp_refused_paid_by_the_shop_outside_it_says_
     adjustment `completed`; nothing is sent to the PSP again."""
     from payments.models import PixRefund
 
-    headers = _auth(fake_platform, platform, **{"Idempotency-Key": "ret-fora-1"})
-    order = _delivered(_paid_order(client, headers, django_capture_on_commit_callbacks),
-                       django_capture_on_commit_callbacks)  # fmt: skip
+    headers, order, return_id = _return_refund_asked(
+        client, fake_platform, platform, settings, django_capture_on_commit_callbacks, key="ret-fora-1"
+    )
     line = order.lines.get()
-    ask = {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]}
-    return_id = call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()["return_requests"][0]
-    return_id = return_id["id"]
-    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
-    with django_capture_on_commit_callbacks(execute=True):
-        return_request_approve(return_id=return_id, actor="maria")
-        return_request_receive(return_id=return_id, actor="maria")
-    with django_capture_on_commit_callbacks(execute=True):
-        return_request_refund(return_id=return_id, actor="maria")
     failed = PixRefund.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
         sandbox.refund_settle(e2eid=failed.end_to_end_id, refund_id=failed.psp_refund_id, status="NAO_REALIZADO")
@@ -567,3 +549,22 @@ def test_a_return_whose_refund_the_psp_refused_paid_by_the_shop_outside_it_says_
     assert _hooks(fake_platform)[-1]["return_requests"][0]["status"] == "refunded"
     # and a second time changes nothing
     assert not return_request_refund_offline(return_id=return_id, means="transferencia", actor="maria").changed
+
+
+def _return_refund_asked(
+    client: Client, fake_platform: FakePlatform, platform: NewPlatform, settings: Any, capture: Any, *, key: str
+) -> tuple[dict[str, str], Any, str]:
+    """An agent's paid order delivered, a return of one unit asked over REST, approved, received and its Pix refund
+    asked of a sandbox PSP that answers only when told to: (headers, order, return id)."""
+    headers = _auth(fake_platform, platform, **{"Idempotency-Key": key})
+    order = _delivered(_paid_order(client, headers, capture), capture)
+    line = order.lines.get()
+    ask = {"reason_code": "defective", "line_items": [{"id": line.public_id, "quantity": 1}]}
+    return_id = call(client, "post", f"/orders/{order.public_id}/returns", headers, ask).json()["return_requests"][0]
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False
+    with capture(execute=True):
+        return_request_approve(return_id=return_id["id"], actor="maria")
+        return_request_receive(return_id=return_id["id"], actor="maria")
+    with capture(execute=True):
+        return_request_refund(return_id=return_id["id"], actor="maria")
+    return headers, order, return_id["id"]

@@ -90,20 +90,7 @@ def test_a_return_refund_the_psp_refuses_is_not_shown_refunded_and_can_be_refund
     """Agent walk (session 46): the queue and the order page said “Reembolsada” as soon as the refund was asked,
     and still after the PSP refused the devolução. Now: “Reembolso pendente”, then “Reembolso falhou” with a
     staff line saying what to do, “Reembolsar” offered again, and “Reembolsada” once a refund is paid."""
-    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
-    order = paid_order(django_capture_on_commit_callbacks)
-    line = order.lines.get()
-    with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
-        fulfillment_event_create(order_id=order.public_id, type="delivered")
-        request = return_request_create(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)],
-                                        reason_code="defective")  # fmt: skip
-    client = _refunder()
-    _step(client, order, request, "approve")
-    _step(client, order, request, "receive", restock="on")
-    with django_capture_on_commit_callbacks(execute=True):
-        _step(client, order, request, "refund")
-    request.refresh_from_db()
+    order, request, client = _return_refund_asked(django_capture_on_commit_callbacks, settings)
     assert request.status == "refund_pending" and _queue_statuses(client) == ["Reembolso pendente"]
     # when the PSP refuses the devolução
     refund = PixRefund.objects.get(refund_id=request.refund_adjustment_id)
@@ -145,20 +132,7 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
 
     from orders.models import OrderEvent, OutboxMessage
 
-    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
-    order = paid_order(django_capture_on_commit_callbacks)
-    line = order.lines.get()
-    with django_capture_on_commit_callbacks(execute=True):
-        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
-        fulfillment_event_create(order_id=order.public_id, type="delivered")
-        request = return_request_create(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)],
-                                        reason_code="defective")  # fmt: skip
-    client = _refunder()
-    _step(client, order, request, "approve")
-    _step(client, order, request, "receive", restock="on")
-    with django_capture_on_commit_callbacks(execute=True):
-        _step(client, order, request, "refund")
-    request.refresh_from_db()
+    order, request, client = _return_refund_asked(django_capture_on_commit_callbacks, settings)
     refund = PixRefund.objects.get(refund_id=request.refund_adjustment_id)
     with django_capture_on_commit_callbacks(execute=True):
         refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
@@ -281,3 +255,23 @@ def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     assert url not in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     client.post(url, form)
     assert Adjustment.objects.filter(order=order, type="refund").count() == 2
+
+
+def _return_refund_asked(capture: Any, settings: Any) -> tuple[Any, Any, Any]:
+    """A paid order delivered, a return of one unit approved, received and its Pix refund asked of a sandbox PSP that
+    answers only when told to: (order, return request, the refunding staff's client)."""
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False
+    order = paid_order(capture)
+    line = order.lines.get()
+    with capture(execute=True):
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+        fulfillment_event_create(order_id=order.public_id, type="delivered")
+        request = return_request_create(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)],
+                                        reason_code="defective")  # fmt: skip
+    client = _refunder()
+    _step(client, order, request, "approve")
+    _step(client, order, request, "receive", restock="on")
+    with capture(execute=True):
+        _step(client, order, request, "refund")
+    request.refresh_from_db()
+    return order, request, client
