@@ -295,17 +295,9 @@ def test_the_subscription_admin_pages_show_prices_only_to_who_may_see_the_revenu
     without `orders.view_revenue` ("Pode ver faturamento"), but the subscription's own page, its list and the cycles
     list showed the price per cycle, the first cycle's price, each cycle's amount and the plan named with its price
     to anyone who may view subscriptions. The same rule now gates them; when, whose and which plan stay."""
-    from django.contrib.auth.models import Permission
-
     # given an active subscription of R$ 39,90 and a staff member who may view subscriptions and their cycles
     subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
-    member = django_user_model.objects.create_user("assinaturas", password="x", is_staff=True)
-    codenames = ["view_subscription", "view_subscriptioncycle"]
-    member.user_permissions.add(*Permission.objects.filter(content_type__app_label="shop", codename__in=codenames))
-    if revenue:
-        member.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_revenue"))
-    staff = Client()
-    staff.force_login(member)
+    staff = _staff(django_user_model, "assinaturas", ["view_subscription", "view_subscriptioncycle"], revenue=revenue)
     # when they open the subscription's page, the subscriptions list and the cycles list
     pages = {
         url: staff.get(url)
@@ -339,17 +331,9 @@ def test_the_bulk_cancel_confirmation_shows_prices_only_to_who_may_see_the_reven
     `orders.view_revenue` ("Pode ver faturamento"), but the bulk "Cancelar" confirmation still named the plan with
     its price and each open cycle's amount. Now the same rule: when, whose and which plan for everyone who may
     cancel, how much only for who may see the revenue."""
-    from django.contrib.auth.models import Permission
-
     # given an active subscription of R$ 39,90 (its first cycle sent to the bank) and a staff member who may cancel
     subscription, _page = _subscribe(client, plan, django_capture_on_commit_callbacks)
-    member = django_user_model.objects.create_user("cancela", password="x", is_staff=True)
-    codenames = ["view_subscription", "change_subscription"]
-    member.user_permissions.add(*Permission.objects.filter(content_type__app_label="shop", codename__in=codenames))
-    if revenue:
-        member.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_revenue"))
-    staff = Client()
-    staff.force_login(member)
+    staff = _staff(django_user_model, "cancela", ["view_subscription", "change_subscription"], revenue=revenue)
     # when they choose it and "Cancelar as assinaturas selecionadas"
     chosen = {"action": "cancel_selected", "_selected_action": [subscription.pk]}
     asked = staff.post("/admin/shop/subscription/", chosen)
@@ -709,3 +693,16 @@ def test_an_unauthorized_subscription_e_mails_the_first_charge_an_authorization_
     subscription.refresh_from_db()
     assert f"A primeira cobrança, de R$ 39,90, vence em {due_date_of(subscription, 2):%d/%m/%Y}" in body
     assert f"vence em {tomorrow:%d/%m/%Y}" not in body
+
+
+def _staff(user_model: Any, username: str, codenames: list[str], *, revenue: bool) -> Client:
+    """A logged-in staff member with these shop permissions, and "Pode ver faturamento" when `revenue`."""
+    from django.contrib.auth.models import Permission
+
+    member = user_model.objects.create_user(username, password="x", is_staff=True)
+    member.user_permissions.add(*Permission.objects.filter(content_type__app_label="shop", codename__in=codenames))
+    if revenue:
+        member.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_revenue"))
+    staff = Client()
+    staff.force_login(member)
+    return staff
