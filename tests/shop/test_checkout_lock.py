@@ -248,15 +248,6 @@ def test_an_update_read_without_the_lock_writes_nothing_over_a_writer_before_it(
     the cancel (as an UPDATE without the version check wrote: status and line back from a canceled checkout)."""
     checkout = ready_checkout(quantity=2)
     reference = checkout.public_id
-    has_checkout, go_on = threading.Event(), threading.Event()
-    threads = Threads()
-
-    def canceler() -> None:
-        with transaction.atomic():
-            locked = lock(reference)
-            has_checkout.set()
-            assert go_on.wait(10)
-            cancel(locked, kind="canceled")
 
     def updater() -> list[tuple[str, str]]:
         data = full_input(LineInput("SKU-CAFE-500G", quantity, line_id=line.public_id), option=option)
@@ -264,12 +255,7 @@ def test_an_update_read_without_the_lock_writes_nothing_over_a_writer_before_it(
         return [(message.code, message.severity) for message in result.messages if message.type == "error"]
 
     line = CheckoutLine.objects.get(checkout=checkout)
-    threads.start("canceler", canceler)
-    assert has_checkout.wait(10)
-    threads.start("updater", updater)
-    _until_someone_waits()  # the update read the checkout unlocked, and its UPDATE waits for the canceler
-    go_on.set()
-    outcomes = threads.join()
+    outcomes = _canceled_while_waiting(reference, "updater", updater)  # its UPDATE waited for the canceler
     assert outcomes == {
         "canceler": ("done", None),
         "updater": ("done", [("invalid_checkout_status", "unrecoverable")]),
@@ -309,6 +295,25 @@ def test_a_card_complete_read_without_the_lock_takes_no_stock_over_a_writer_befo
     )
     checkout = ready_checkout(quantity=2, payment=PaymentInput(instruments=(card,)))
     reference = checkout.public_id
+
+    def completer() -> list[tuple[str, str]]:
+        result = checkout_complete(checkout_id=reference, data=CompleteInput(payment=PaymentInput(instruments=(card,))))
+        return [(message.code, message.severity) for message in result.messages if message.type == "error"]
+
+    outcomes = _canceled_while_waiting(reference, "completer", completer)  # its statement waited for the canceler
+    assert outcomes == {
+        "canceler": ("done", None),
+        "completer": ("done", [("invalid_checkout_status", "unrecoverable")]),
+    }
+    assert Checkout.objects.get(public_id=reference).status == "canceled"
+    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 10
+    assert not CardPayment.objects.filter(reference=reference).exists()
+
+
+def _canceled_while_waiting(reference: str, name: str, step: Any) -> dict[str, Any]:
+    """`step` (named `name`) run while another transaction holds checkout `reference` locked; once `step` waits on
+    that lock (it read the checkout unlocked and now writes), the other cancels the checkout and commits. Returns
+    both threads' outcomes."""
     has_checkout, go_on = threading.Event(), threading.Event()
     threads = Threads()
 
@@ -319,20 +324,9 @@ def test_a_card_complete_read_without_the_lock_takes_no_stock_over_a_writer_befo
             assert go_on.wait(10)
             cancel(locked, kind="canceled")
 
-    def completer() -> list[tuple[str, str]]:
-        result = checkout_complete(checkout_id=reference, data=CompleteInput(payment=PaymentInput(instruments=(card,))))
-        return [(message.code, message.severity) for message in result.messages if message.type == "error"]
-
     threads.start("canceler", canceler)
     assert has_checkout.wait(10)
-    threads.start("completer", completer)
-    _until_someone_waits()  # the complete read the checkout unlocked, and its statement waits for the canceler
+    threads.start(name, step)
+    _until_someone_waits()
     go_on.set()
-    outcomes = threads.join()
-    assert outcomes == {
-        "canceler": ("done", None),
-        "completer": ("done", [("invalid_checkout_status", "unrecoverable")]),
-    }
-    assert Checkout.objects.get(public_id=reference).status == "canceled"
-    assert Variant.objects.get(sku="SKU-CAFE-500G").stock == 10
-    assert not CardPayment.objects.filter(reference=reference).exists()
+    return threads.join()
