@@ -26,9 +26,15 @@ from referencing import Registry, Resource
 
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.names import PROTOCOL_VERSION
+from bcp_app.protocol.names import CHECKOUT, PROTOCOL_VERSION
 from bcp_app.protocol.sfv import Item, SFVError, parse_dictionary
-from bcp_app.protocol.ucp import is_ucp_profile, platform_profile_to_bcp, profile_path_to_ucp
+from bcp_app.protocol.ucp import (
+    UCP_2026_01_11,
+    is_ucp_profile,
+    platform_profile_to_bcp,
+    platform_ucp_version,
+    profile_path_to_ucp,
+)
 from bcp_app.service import outbound
 from bcp_app.service.discovery import capability_registry
 from bcp_app.service.flight import single_flight
@@ -406,6 +412,38 @@ def negotiate(profile: dict[str, Any], ours: dict[str, list[dict[str, Any]]] | N
                 del active[name]
                 changed = True
     return active
+
+
+def with_core_checkout_2026_01_11(
+    profile: dict[str, Any], capabilities: dict[str, str], ours: dict[str, list[dict[str, Any]]] | None = None
+) -> dict[str, str]:
+    """The capabilities a checkout operation runs under for a platform whose profile is UCP 2026-01-11 and names no
+    checkout: the negotiated ones plus the core checkout, without any extension of checkout.
+
+    UCP 2026-01-11 makes no capability of the intersection a condition of an operation: overview.md (tag
+    v2026-01-11) "Version Negotiation", lines 1073-1074: "If platform version ≤ business version: Business
+    **MUST** process the request"; its "Business Requirements" (lines 457-465) compute the intersection and
+    exclude the extensions whose parent is not in it. So such a platform (the conformance suite's own profile
+    lists only `dev.ucp.shopping.order`) is served the core checkout, and fulfillment, discount, buyer consent and
+    AP2 stay off: checkout is not in the intersection, their parent is missing. From UCP 2026-04-08 on
+    (overview.md "Request-Time Validation", lines 1914-1917: a capability the requested operation requires with
+    no mutual version → `capabilities_incompatible`) and on BCP (§3) the refusal stands: any other profile gets
+    `capabilities` unchanged."""
+    if CHECKOUT in capabilities or platform_ucp_version(profile) != UCP_2026_01_11:
+        return capabilities
+    ours = capability_registry() if ours is None else ours
+    offered = [e.get("version") for e in ours.get(CHECKOUT, []) if isinstance(e.get("version"), str)]
+    if not offered:
+        return capabilities
+    # checkout's extensions, and theirs: off here even when another parent keeps them active (discount for a cart)
+    off = {CHECKOUT}
+    grew = True
+    while grew:
+        more = {name for name, entries in ours.items() if any(set(_parents(e)) & off for e in entries)} - off
+        off |= more
+        grew = bool(more)
+    kept = {name: version for name, version in capabilities.items() if name not in off}
+    return {CHECKOUT: max(offered), **kept}
 
 
 def platform_capability_config(profile: dict[str, Any], name: str) -> dict[str, Any]:

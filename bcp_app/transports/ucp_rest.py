@@ -5,6 +5,9 @@ The same operations as BCP REST (`bcp_app/service/operations`), through the same
 idempotency, rate limits): each view renames the UCP request into BCP's (`bcp_app/protocol/ucp.py`), calls the
 operation and renames its result back. The platform names itself with `UCP-Agent` (read like `BCP-Agent`); a
 `version` parameter on it newer than ours is refused with `version_unsupported` (overview "Version Negotiation").
+Two answers differ from BCP's for a 2026-01-11 platform only, as 2026-01-11 words them: its profile need not name
+checkout to be served the core checkout (`negotiation.with_core_checkout_2026_01_11`), and an operation refused for
+the checkout's status is a 409 (`_refused_for_status`).
 
 Also here: the UCP conformance suite's simulation endpoint, present only when `UCP_SIMULATION_SECRET` is set.
 """
@@ -29,6 +32,7 @@ from bcp_app.protocol.sfv import Item, SFVError, parse_dictionary
 from bcp_app.service import operations
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import ucp_business_profile, ucp_default_version
+from bcp_app.service.negotiation import with_core_checkout_2026_01_11
 from bcp_app.transports.rest import _json, _run, json_body
 from bcp_app.transports.well_known import profile_response
 from orders.errors import OrderError
@@ -39,6 +43,9 @@ logger = logging.getLogger("bcp_app.transports.ucp_rest")
 Translate = Callable[[dict[str, Any]], dict[str, Any]]
 Renames = tuple[tuple[str, str], ...]
 UCP_AGENT = "UCP-Agent"  # how a UCP platform names its profile (checkout-rest.md "Specific Header Requirements")
+CHECKOUT_OPERATIONS = frozenset(
+    {"create_checkout", "get_checkout", "update_checkout", "complete_checkout", "cancel_checkout"}
+)
 
 
 @csrf_exempt  # a POST is refused by require_safe with 405, not by the CSRF check with its HTML 403 page
@@ -79,6 +86,23 @@ def _mapped(result: OperationResult, translate: Translate) -> OperationResult:
     if isinstance(messages, list) and messages and isinstance(messages[0], dict):
         status = 404 if messages[0].get("code") == "not_found" else status
     return OperationResult(status, translate(result.body), result.headers, result.replayed)
+
+
+def _refused_for_status(body: dict[str, Any]) -> bool:
+    """The operation was refused for the checkout's status (update, complete or cancel of a `completed` or
+    `canceled` checkout, or during `complete_in_progress`: BCP §4.3 answers 200 with the unchanged checkout and an
+    `invalid_checkout_status` error). On UCP 2026-01-11 that is a failed request: checkout.md (tag v2026-01-11,
+    lines 339-343) "businesses **SHOULD** send back an error indicating the operation is not allowed", and
+    checkout-rest.md "Status Codes" (lines 1301-1312) "UCP uses standard HTTP status codes to indicate the success
+    or failure of an API request", `200 OK` "The request was successful", `409 Conflict` "The request could not be
+    completed due to a conflict". The body stays the checkout with its error message (`status`, `messages`, as
+    "Error Responses" lines 1317-1333 show). UCP 2026-04-08 on (checkout-rest.md "Business Outcomes") answers 200,
+    as BCP does: only the 2026-01-11 face changes the status."""
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("type") == "error" and m.get("code") == "invalid_checkout_status"
+        for m in messages
+    )
 
 
 def _face_version(request: HttpRequest) -> str:
@@ -126,6 +150,8 @@ def _ucp(
     names = renames(body) if renames is not None else ()
 
     def run(ctx: RequestContext) -> OperationResult:
+        if operation in CHECKOUT_OPERATIONS:
+            ctx = replace(ctx, capabilities=with_core_checkout_2026_01_11(ctx.profile, ctx.capabilities))
         try:
             result = call(ctx, body)
         except ProtocolError as exc:
@@ -133,7 +159,10 @@ def _ucp(
                 raise
             raise replace(exc, content=ucp.renamed_text(exc.content, names)) from exc
         to_ucp = _for_version(ctx, translate)
-        return _mapped(result, (lambda b: ucp.renamed_messages(to_ucp(b), names)) if names else to_ucp)
+        mapped = _mapped(result, (lambda b: ucp.renamed_messages(to_ucp(b), names)) if names else to_ucp)
+        if to_ucp is translate and _refused_for_status(result.body):
+            return replace(mapped, status_code=409)
+        return mapped
 
     return _status_2026_01_11(_run(request, operation, run, path_ids=path_ids, agent=UCP_AGENT, on_error=_error))
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from bcp_app.models import ProfileCacheEntry
 from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.names import CART, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from bcp_app.service import negotiation
 from bcp_app.service.negotiation import negotiate
 from shop.models import Checkout
@@ -290,3 +291,28 @@ def test_profile_cache_is_bounded(client: Client, fake_platform: FakePlatform, s
     create(client, agent(fake_platform.publish()))
     assert ProfileCacheEntry.objects.count() == 10
     assert ProfileCacheEntry.objects.filter(url=fake_platform.url("/perfil.json")).exists()
+
+
+def test_a_ucp_2026_01_11_profile_without_checkout_runs_checkout_without_its_extensions() -> None:
+    # UCP 2026-01-11 (overview.md "Version Negotiation": a platform version ≤ ours MUST be processed) conditions no
+    # operation on the intersection; checkout's extensions need it there (lines 464-465), so they stay off for a
+    # checkout, even discount, which the cart keeps active for cart operations, and an extension of an extension
+    gift = "a.b.gift"
+    ours = {
+        CHECKOUT: [_cap("2026-07-28")],
+        CART: [_cap("2026-07-28")],
+        FULFILLMENT: [_cap("2026-07-28", CHECKOUT)],
+        gift: [_cap("2026-07-28", DISCOUNT)],
+        DISCOUNT: [{**_cap("2026-07-28"), "extends": [CHECKOUT, CART]}],
+        ORDER: [_cap("2026-07-28")],
+    }
+    negotiated = {CART: "2026-07-28", DISCOUNT: "2026-07-28", gift: "2026-07-28", ORDER: "2026-07-28"}
+    profile = {"ucp": {"version": VERSION, "ucp_version": "2026-01-11", "capabilities": {}}}
+    served = negotiation.with_core_checkout_2026_01_11(profile, negotiated, ours)
+    assert served == {CHECKOUT: "2026-07-28", CART: "2026-07-28", ORDER: "2026-07-28"}
+    # a platform that negotiated checkout, a UCP 2026-08-25 one and a BCP one: what negotiation gave
+    with_checkout = {**negotiated, CHECKOUT: "2026-07-28"}
+    assert negotiation.with_core_checkout_2026_01_11(profile, with_checkout, ours) == with_checkout
+    for ucp_version in ("2026-08-25", None):
+        other = {"ucp": {"version": VERSION, "ucp_version": ucp_version, "capabilities": {}}}
+        assert negotiation.with_core_checkout_2026_01_11(other, negotiated, ours) == negotiated

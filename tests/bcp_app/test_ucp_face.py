@@ -72,6 +72,20 @@ def ucp_profile(platform: FakePlatform, *, handlers: bool = True) -> dict[str, A
     return profile
 
 
+# UCP 2026-01-11's Complete body: one card instrument; the sandbox gateway approves success_token
+CARD_COMPLETE = {
+    "payment_data": {
+        "id": "instr_1",
+        "handler_id": "gpay",
+        "type": "card",
+        "brand": "Visa",
+        "last_digits": "1234",
+        "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
+    },
+    "risk_signals": {},
+}
+
+
 def pac_chosen(method: dict[str, Any], address: dict[str, Any]) -> dict[str, Any]:
     """The shipping method of a checkout answer, written back with its destination and the PAC option chosen."""
     return {
@@ -217,26 +231,19 @@ def test_a_ucp_platform_buys_with_a_card_over_ucp_rest(
     )
     assert isinstance(option.description, str)
     # complete with UCP's payment_data (the sandbox gateway approves success_token)
-    done = post(
-        client,
-        f"/checkout-sessions/{checkout.id}/complete",
-        ucp_headers,
-        {
-            "payment_data": {
-                "id": "instr_1",
-                "handler_id": "gpay",
-                "type": "card",
-                "brand": "Visa",
-                "last_digits": "1234",
-                "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"},
-            },
-            "risk_signals": {},
-        },
-        key="k-complete",
-    )
+    done = post(client, f"/checkout-sessions/{checkout.id}/complete", ucp_headers, CARD_COMPLETE, key="k-complete")
     assert done.status_code == 200, done.content
     completed = fulfillment_resp.Checkout(**done.json())
     assert completed.status == "completed"
+    # a completed checkout is immutable: another complete or a cancel is refused with 409 on 2026-01-11
+    # (ucp_rest._refused_for_status), the unchanged checkout with its error; the first key still replays its 200
+    again = post(client, f"/checkout-sessions/{checkout.id}/complete", ucp_headers, CARD_COMPLETE, key="k-complete-2")
+    assert again.status_code == 409
+    assert again.json()["status"] == "completed"
+    assert [m["code"] for m in again.json()["messages"] if m["type"] == "error"] == ["invalid_checkout_status"]
+    assert post(client, f"/checkout-sessions/{checkout.id}/cancel", ucp_headers, {}, key="k-cancel").status_code == 409
+    replay = post(client, f"/checkout-sessions/{checkout.id}/complete", ucp_headers, CARD_COMPLETE, key="k-complete")
+    assert (replay.status_code, replay.content) == (200, done.content)
     order = OrderRow.objects.get()
     assert completed.order.id == order.public_id
     # the order, in UCP's shape, to the platform that created the checkout
@@ -283,36 +290,67 @@ def test_version_parameter_newer_than_ours_is_version_unsupported(client: Client
     )
 
 
-def test_a_profile_naming_only_order_negotiates_no_checkout_extension(
+def only_order_profile(version: str) -> dict[str, Any]:
+    """The conformance suite's own platform profile (`shopping-agent-test.json`): `dev.ucp.shopping.order` only."""
+    order = {"spec": "https://ucp.dev/specification/order", "schema": "https://ucp.dev/schemas/shopping/order.json"}
+    if version == V:
+        return {"ucp": {"version": V, "capabilities": [{"name": "dev.ucp.shopping.order", "version": V, **order}]}}
+    return {
+        "ucp": {
+            "version": version,
+            "services": {},
+            "payment_handlers": {},
+            "capabilities": {"dev.ucp.shopping.order": [{"version": version, **order}]},
+        }
+    }
+
+
+def test_a_2026_01_11_profile_naming_only_order_is_served_the_core_checkout_without_extensions(
     client: Client, fake_platform: FakePlatform, settings: Any
 ) -> None:
-    # the conformance suite's own profile lists dev.ucp.shopping.order only: by the intersection of UCP
-    # 2026-01-11 (overview.md "Intersection Algorithm") checkout and its extensions are not active
+    # UCP 2026-01-11 conditions no operation on the intersection (overview.md "Version Negotiation": a platform
+    # version ≤ ours MUST be processed); its extensions need their parent in the intersection, and checkout is not
     catalog()
-    url = fake_platform.serve_json(
-        "/only-order.json",
-        {
-            "ucp": {
-                "version": V,
-                "capabilities": [
-                    {
-                        "name": "dev.ucp.shopping.order",
-                        "version": V,
-                        "spec": "https://ucp.dev/specification/order",
-                        "schema": "https://ucp.dev/schemas/shopping/order.json",
-                    }
-                ],
-            }
-        },
-    )
-    body = post(
+    headers = {"UCP-Agent": f'profile="{fake_platform.serve_json("/only-order.json", only_order_profile(V))}"'}
+    created = post(
         client,
         "/checkout-sessions",
-        {"UCP-Agent": f'profile="{url}"'},
-        {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]},
+        headers,
+        {
+            "line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}],
+            "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]},
+            "discounts": {"codes": ["UCP10"]},
+        },
+    )
+    assert created.status_code == 201, created.content
+    checkout = fulfillment_resp.Checkout(**created.json())
+    assert [(c.name, c.version.root) for c in checkout.ucp.capabilities] == [("dev.ucp.shopping.checkout", V)]
+    assert [(t.type, t.amount) for t in checkout.totals] == [("subtotal", 4290), ("total", 4290)]
+    assert "fulfillment" not in created.json() and "discounts" not in created.json()
+    got = client.get(f"/ucp/v1/checkout-sessions/{checkout.id}", headers=headers)
+    assert (got.status_code, got.json()["id"]) == (200, checkout.id)
+    canceled = post(client, f"/checkout-sessions/{checkout.id}/cancel", headers, {}, key="cancel-1")
+    assert (canceled.status_code, canceled.json()["status"]) == (200, "canceled")
+    # BCP keeps BCP §3: the same profile over BCP REST negotiated no checkout
+    bcp = client.post(
+        "/bcp/v1/checkout-sessions",
+        data=json.dumps({"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}),
+        content_type="application/json",
+        headers={"BCP-Agent": headers["UCP-Agent"]},
     ).json()
-    assert body["ucp"]["capabilities"] == []
-    assert "fulfillment" not in body
+    assert bcp["messages"][0]["code"] == "capabilities_incompatible"
+
+
+def test_a_2026_08_25_profile_naming_only_order_gets_no_checkout(client: Client, fake_platform: FakePlatform) -> None:
+    # from UCP 2026-04-08 on, an operation whose capability was not negotiated is `capabilities_incompatible`
+    # (overview.md "Request-Time Validation")
+    catalog()
+    headers = {"UCP-Agent": f'profile="{fake_platform.serve_json("/only-order-late.json", only_order_profile(LATE))}"'}
+    body = post(
+        client, "/checkout-sessions", headers, {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    ).json()
+    assert body["ucp"]["status"] == "error"
+    assert body["messages"][0]["code"] == "capabilities_incompatible"
 
 
 def test_simulation_endpoint_exists_only_with_its_secret(client: Client, settings: Any) -> None:
@@ -387,6 +425,43 @@ def test_a_2026_08_25_platform_is_answered_in_2026_08_25_shapes(client: Client, 
     # the body is BCP's otherwise: the same checkout read over BCP REST has the same members
     bcp = client.get(f"/bcp/v1/checkout-sessions/{answer['id']}", headers={"BCP-Agent": headers["UCP-Agent"]}).json()
     assert {k: v for k, v in bcp.items() if k != "ucp"} == {k: v for k, v in answer.items() if k != "ucp"}
+
+
+def test_operations_on_a_canceled_checkout_are_409_on_2026_01_11_and_200_elsewhere(
+    client: Client, ucp_headers: dict[str, str], fake_platform: FakePlatform
+) -> None:
+    # UCP 2026-01-11: "businesses SHOULD send back an error indicating the operation is not allowed" (checkout.md),
+    # HTTP status codes tell success from failure (checkout-rest.md "Status Codes": 409 Conflict); UCP 2026-04-08 on
+    # and BCP §4.3 answer such a business outcome with 200 and the unchanged checkout
+    line = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    checkout_id = post(client, "/checkout-sessions", ucp_headers, line).json()["id"]
+    assert post(client, f"/checkout-sessions/{checkout_id}/cancel", ucp_headers, {}, key="c-1").status_code == 200
+    refused = [
+        post(client, f"/checkout-sessions/{checkout_id}/cancel", ucp_headers, {}, key="c-2"),
+        put(client, f"/checkout-sessions/{checkout_id}", {**ucp_headers, "Idempotency-Key": "u-1"}, line),
+        post(client, f"/checkout-sessions/{checkout_id}/complete", ucp_headers, CARD_COMPLETE, key="p-1"),
+    ]
+    assert [r.status_code for r in refused] == [409, 409, 409]
+    for response in refused:
+        body = fulfillment_resp.Checkout(**response.json())
+        assert body.status == "canceled"
+        assert [m.root.code for m in body.messages or [] if m.root.type == "error"] == ["invalid_checkout_status"]
+    assert client.get(f"/ucp/v1/checkout-sessions/{checkout_id}", headers=ucp_headers).status_code == 200
+    bcp = {"BCP-Agent": ucp_headers["UCP-Agent"], "Authorization": ucp_headers["Authorization"]}
+    again = client.post(
+        f"/bcp/v1/checkout-sessions/{checkout_id}/cancel",
+        data="{}",
+        content_type="application/json",
+        headers={**bcp, "Idempotency-Key": "b-1"},
+    )
+    assert again.status_code == 200
+    assert again.json()["messages"][0]["code"] == "invalid_checkout_status"
+    late = {"UCP-Agent": f'profile="{fake_platform.serve_json("/late-cancel.json", ucp_profile_2026_08_25())}"'}
+    late_id = post(client, "/checkout-sessions", late, line).json()["id"]
+    assert post(client, f"/checkout-sessions/{late_id}/cancel", late, {}, key="l-1").status_code == 200
+    late_again = post(client, f"/checkout-sessions/{late_id}/cancel", late, {}, key="l-2")
+    assert late_again.status_code == 200
+    assert late_again.json()["messages"][0]["code"] == "invalid_checkout_status"
 
 
 def test_a_ucp_platform_cancels_its_order_through_the_order_actions_extension(
