@@ -114,8 +114,10 @@ def available_actions(order: Order) -> list[str]:
     offered += ["note", "resend-email"]
     if not canceled:
         offered += ["buyer-contact", "buyer-tax-id"]
-    if not canceled and method == "shipping" and not any(ln.quantity_shipped for ln in lines):
-        offered.append("destination")  # a label bought for it is said on the page (destination_refusal)
+    if method == "shipping" and order.status == OrderStatus.PLACED:
+        # As the service takes it: a return leaves no line counted as shipped, yet the parcel has come back
+        # (a label bought for it is said on the page, destination_refusal).
+        offered.append("destination")
     return offered
 
 

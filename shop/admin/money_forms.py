@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from kernel.money import MoneyField, format_brl
@@ -80,6 +81,13 @@ def coupon_rules(form: forms.ModelForm, cleaned: dict[str, Any]) -> None:
     starts, ends = cleaned.get("starts_at"), cleaned.get("ends_at")
     if starts is not None and ends is not None and ends <= starts:
         form.add_error("ends_at", _("O fim da validade deve ser depois do início."))
+    elif ends is not None and "ends_at" in form.changed_data and ends <= timezone.now():
+        # A mistyped year or month saved a coupon no buyer could use; an old coupon's past end still saves.
+        form.add_error(
+            "ends_at",
+            _("O fim da validade (%(ends)s) já passou: o cupom não valeria para ninguém. Escolha uma data futura.")
+            % {"ends": timezone.localtime(ends).strftime("%d/%m/%Y %H:%M")},
+        )
     kind, percent, amount = cleaned.get("kind"), cleaned.get("percent"), cleaned.get("amount")
     if kind == "percent":
         if percent is None or not 1 <= percent <= 100:

@@ -76,14 +76,19 @@ def _grace_days_text() -> str:
     return ngettext("%(n)d dia", "%(n)d dias", days) % {"n": days}
 
 
-def _card_gateway_text() -> str:
-    """The card gateway in words, as the person who installed the store set it."""
+def _boleto_issuer_text() -> str:
+    """Who issues the boleto, as the person who installed the store set it; without a gateway (or with boleto
+    switched off) it is never offered (shop.checkout.boleto.boleto_offered), whatever the due date says."""
     path = settings.PAYMENTS_CARD_GATEWAY
-    if "pagarme" in path.lower():
-        return "Pagar.me"
-    if path:
-        return path.rsplit(".", 1)[-1]
-    return gettext("nenhum (modo de testes)") if settings.BCP_PIX_SANDBOX else gettext("nenhum")
+    if not getattr(settings, "BCP_BOLETO_ENABLED", True) or not (path or settings.BCP_PIX_SANDBOX):
+        return gettext(
+            "Nenhum gateway de cartão está ligado: o boleto não é oferecido aos compradores, qualquer que seja o "
+            "vencimento abaixo. Quem instalou a loja pode ligá-lo."
+        )
+    if not path:
+        return gettext("O boleto é emitido pelo gateway de testes (sandbox): nenhum boleto é pago de verdade.")
+    gateway = "Pagar.me" if "pagarme" in path.lower() else path.rsplit(".", 1)[-1]
+    return gettext("O boleto é emitido pelo gateway do cartão (%(gateway)s).") % {"gateway": gateway}
 
 
 class StoreSettingsForm(forms.ModelForm):
@@ -328,13 +333,13 @@ class StoreSettingsAdmin(admin.ModelAdmin):
         boleto = {
             "fields": ("boleto_due_business_days",),
             "description": _(
-                "O boleto é emitido pelo gateway do cartão (%(gateway)s). Sem pagamento até o vencimento mais "
+                "%(issuer)s Sem pagamento até o vencimento mais "
                 "%(grace)s, ele é cancelado e o estoque volta à venda. Valor mínimo do pedido para boleto: "
                 "%(minimum)s. O gateway, os dias de tolerância e o valor mínimo são definidos pelo técnico que "
                 "instalou a loja."
             )
             % {
-                "gateway": _card_gateway_text(),
+                "issuer": _boleto_issuer_text(),
                 "grace": _grace_days_text(),
                 "minimum": format_brl(settings.BOLETO_MIN_AMOUNT),
             },

@@ -662,6 +662,25 @@ def test_staff_correct_the_delivery_address_each_bad_field_named_and_the_buyer_s
     assert "“Corrigir endereço de entrega” não se aplica ao pedido" in refused
 
 
+def test_a_delivered_order_returned_in_full_offers_no_delivery_address_correction(
+    admin_client: Client, place_order
+) -> None:
+    """Merchant walk h48: after "Registrar devolução" of everything that arrived, the order page offered "Corrigir
+    endereço de entrega" again (no line counts as shipped any more) and its form only refused it, telling staff to
+    ask the carrier to redirect a parcel that had already come back. Only an order still "Pedido recebido" is
+    offered it, as the service takes only that."""
+    order = place_order(lines=[("CAM", 3000, 1)], freight=0)
+    (line,) = order.lines.all()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="Desistiu")
+    order.refresh_from_db()
+    assert order.status == "returned"
+    assert _action(order, "destination") not in _page(admin_client, order)
+    refused = admin_client.post(_action(order, "destination"), ADDRESS, follow=True).content.decode()
+    assert "“Corrigir endereço de entrega” não se aplica ao pedido" in refused
+
+
 def test_the_same_address_again_changes_nothing(admin_client: Client, place_order) -> None:
     order = place_order(lines=[("CAM", 3000, 1)])
     same = {**{k: order.destination[k] for k in ADDRESS}, "postal_code": "01310100"}

@@ -78,6 +78,30 @@ def test_coupon_code_taken_in_other_letters_and_reversed_dates_are_refused(admin
     assert list(Coupon.objects.values_list("code", flat=True)) == ["CAJU10"]
 
 
+def test_a_coupon_ending_in_the_past_is_refused_and_an_old_one_still_saves(admin_client: Client) -> None:
+    """Merchant walk h48: a coupon typed to end on 01/12 (the month before, a slip for 01/01) was saved, already
+    expired, with no word. A new or changed end in the past is refused on the field; an expired coupon's other
+    fields (switching it off) still save."""
+    past = {"ends_at_0": "01/12/2025", "ends_at_1": "23:59"}
+    response = admin_client.post("/admin/shop/coupon/add/", {**COUPON, **past})
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["ends_at"] == [
+        "O fim da validade (01/12/2025 23:59) já passou: o cupom não valeria para ninguém. Escolha uma data futura."
+    ]
+    assert Coupon.objects.count() == 0
+    assert (
+        admin_client.post("/admin/shop/coupon/add/", {**COUPON, "ends_at_0": "01/12/2099", "ends_at_1": "23:59"})[
+            "Location"
+        ]
+        == "/admin/shop/coupon/"
+    )
+    coupon = Coupon.objects.get()
+    Coupon.objects.filter(pk=coupon.pk).update(ends_at=coupon.ends_at.replace(year=2025))  # it has expired since
+    switched_off = {**COUPON, "ends_at_0": "01/12/2025", "ends_at_1": "23:59", "active": ""}
+    assert admin_client.post(f"/admin/shop/coupon/{coupon.pk}/change/", switched_off).status_code == 302
+    assert Coupon.objects.get().active is False
+
+
 def test_coupon_list_writes_empty_cells_one_way_and_kinds_capitalised(admin_client: Client) -> None:
     """QA F9: the list mixed "-" (empty percent, end date) with "—" (empty R$ columns), and read "percentual"."""
     Coupon.objects.create(code="DEZ", title="Dez por cento", kind="percent", percent=10)

@@ -285,3 +285,24 @@ def test_the_prazo_de_postagem_has_its_own_heading(admin_client: Client) -> None
     fieldset = next(part for part in html.split("<fieldset")[1:] if 'name="handling_days"' in part)
     assert "Frete: prazo de postagem" in fieldset
     assert 'name="default_weight_grams"' not in fieldset and "medidas padrão" not in fieldset
+
+
+def test_the_boleto_section_says_who_issues_it_and_when_it_is_not_offered(admin_client: Client, settings) -> None:
+    """Merchant walk h48: the boleto section read "emitido pelo gateway do cartão (nenhum (modo de testes))" in the
+    sandbox, and "(nenhum)" with no gateway at all, while the field beside it still asked for a due date that
+    changed nothing: without a gateway the storefront and the agents never offer boleto (boleto_offered)."""
+    store_row()
+    url = admin_client.get("/admin/shop/storesettings/")["Location"]
+    settings.PAYMENTS_CARD_GATEWAY, settings.BCP_PIX_SANDBOX = "", True
+    sandbox = admin_client.get(url).content.decode()
+    assert "O boleto é emitido pelo gateway de testes (sandbox): nenhum boleto é pago de verdade." in sandbox
+    assert "nenhum (modo de testes)" not in sandbox
+    settings.BCP_PIX_SANDBOX = False
+    bare = admin_client.get(url).content.decode()
+    assert (
+        "Nenhum gateway de cartão está ligado: o boleto não é oferecido aos compradores, qualquer que seja o "
+        "vencimento abaixo. Quem instalou a loja pode ligá-lo."
+    ) in bare
+    assert "gateway do cartão (nenhum)" not in bare
+    settings.PAYMENTS_CARD_GATEWAY = "payments.card.pagarme.PagarmeGateway"
+    assert "O boleto é emitido pelo gateway do cartão (Pagar.me)." in admin_client.get(url).content.decode()
