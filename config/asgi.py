@@ -32,9 +32,10 @@ from django.core import signals  # noqa: E402
 from django.core.exceptions import RequestAborted  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
 from django.http.response import HttpResponseBase  # noqa: E402
-from django.urls import Resolver404, ResolverMatch, get_resolver, set_script_prefix  # noqa: E402
+from django.urls import set_script_prefix  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
+from config.api_urls import ApiPatternsFirst  # noqa: E402
 from config.scheduler import start_if_enabled  # noqa: E402
 from kernel import threads  # noqa: E402
 from kernel.ops.access_log import AccessLog  # noqa: E402
@@ -166,29 +167,12 @@ async def _replay(chunks: list[bytes]) -> AsyncIterator[bytes]:
         yield chunk
 
 
-class ApiHandler(OneHopHandler):
-    """`settings.ASGI_API_PREFIXES` (`/bcp/v1`): the same project minus the page-only middleware.
-
-    Its paths are resolved against `settings.ASGI_API_URLCONF` (the API's own patterns, which the site's URLconf
-    includes first, at the root) before the site's whole URLconf: the walk down through the root's resolver and
-    its include was ~100 Python calls of every agent request, more than its view's own SQL (issue 34). What it
-    does not match (a 404, a path only the site's URLconf knows) is resolved as Django does, so the match, the
-    URLconf `reverse` uses and the 404 are the same."""
+class ApiHandler(ApiPatternsFirst, OneHopHandler):
+    """`settings.ASGI_API_PREFIXES` (`/bcp/v1`): the same project minus the page-only middleware, its paths
+    resolved against the API's own patterns first (`ApiPatternsFirst`)."""
 
     def skipped_middleware(self) -> frozenset[str]:
         return frozenset(settings.ASGI_API_SKIPPED_MIDDLEWARE)
-
-    def resolve_request(self, request: Any) -> ResolverMatch:
-        urlconf = getattr(settings, "ASGI_API_URLCONF", None)
-        if urlconf is not None and not hasattr(request, "urlconf"):
-            try:
-                match = get_resolver(urlconf).resolve(request.path_info)
-            except Resolver404:
-                pass
-            else:
-                request.resolver_match = match
-                return match
-        return super().resolve_request(request)
 
 
 def build_application() -> ASGIApp:
