@@ -35,6 +35,7 @@ from django.http.response import HttpResponseBase  # noqa: E402
 from django.urls import set_script_prefix  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
+from config.api_urls import ApiPatternsFirst  # noqa: E402
 from config.scheduler import start_if_enabled  # noqa: E402
 from kernel import threads  # noqa: E402
 from kernel.ops.access_log import AccessLog  # noqa: E402
@@ -166,8 +167,9 @@ async def _replay(chunks: list[bytes]) -> AsyncIterator[bytes]:
         yield chunk
 
 
-class ApiHandler(OneHopHandler):
-    """`settings.ASGI_API_PREFIXES` (`/bcp/v1`): the same project minus the page-only middleware."""
+class ApiHandler(ApiPatternsFirst, OneHopHandler):
+    """`settings.ASGI_API_PREFIXES` (`/bcp/v1`): the same project minus the page-only middleware, its paths
+    resolved against the API's own patterns first (`ApiPatternsFirst`)."""
 
     def skipped_middleware(self) -> frozenset[str]:
         return frozenset(settings.ASGI_API_SKIPPED_MIDDLEWARE)

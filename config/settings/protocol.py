@@ -91,6 +91,9 @@ ASGI_MOUNTS: dict[str, str] = {
 # Django paths that are APIs, not pages: served by a second Django handler without the storefront's static
 # files, session, CSRF, auth and messages middleware (config/asgi.py), which they never use.
 ASGI_API_PREFIXES: tuple[str, ...] = ("/bcp/v1", "/ucp/v1", "/testing/")
+# The URLconf holding every route under those prefixes, tried before the site's (config/asgi.py `ApiHandler`):
+# config/urls.py includes it first, at the root, so it answers what the whole URLconf would.
+ASGI_API_URLCONF = "bcp_app.urls"
 ASGI_API_SKIPPED_MIDDLEWARE: frozenset[str] = frozenset(
     {
         "whitenoise.middleware.WhiteNoiseMiddleware",
