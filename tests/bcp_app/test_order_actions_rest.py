@@ -90,6 +90,11 @@ def _delivered(order: Order, capture: Any) -> Order:
     return order
 
 
+def invalid(field: str, problem: str) -> dict[str, Any]:
+    """The 400 body of a request with one invalid member (BCP §5.4, every member named in `fields`)."""
+    return {"code": "invalid_request", "content": f"Campo inválido {field}: {problem}", "fields": {field: problem}}
+
+
 def _hooks(fake_platform: FakePlatform) -> list[dict[str, Any]]:
     """Every webhook received, verified against our key (BCP-WH-03/04), as JSON."""
     bodies = []
@@ -454,8 +459,8 @@ def test_bad_bodies_of_cancel_and_return_are_the_same_portuguese_protocol_errors
 
     assert [(a.status_code, a.json()) for a in answers] == [
         (400, {"code": "invalid_request", "content": "O corpo não é JSON válido (UTF-8)."}),
-        (400, {"code": "invalid_request", "content": "Campo inválido $.reason: deve ser um texto"}),
-        (400, {"code": "invalid_request", "content": "Campo inválido $.line_items: precisa de pelo menos 1 item"}),
+        (400, invalid("$.reason", "deve ser um texto")),
+        (400, invalid("$.line_items", "precisa de pelo menos 1 item")),
         (400, {"code": "idempotency_key_required", "content": "Idempotency-Key é obrigatório em request_return."}),
     ]
     order.refresh_from_db()

@@ -244,6 +244,10 @@ def a2a_error(error: ProtocolError) -> A2AError:
     data: dict[str, Any] = {"code": error.code, "content": error.content}
     if error.retry_after is not None:
         data["retry_after"] = str(error.retry_after)
+    if error.fields:
+        # every offending member, one entry each (MCP's `data.fields`), in the SDK's form: the reply's details
+        # then carry a google.rpc.BadRequest with one fieldViolation per member
+        data["errors"] = [{"field": field, "message": text} for field, text in error.fields.items()]
     if error.jsonrpc_code == -32000:
         return ServerError(message=error.content, data=data)
     if error.jsonrpc_code == -32602:
