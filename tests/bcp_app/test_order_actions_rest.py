@@ -324,7 +324,7 @@ def test_request_return_refusals_name_the_member_in_portuguese(
     body = call(client, "post", f"/orders/{order.public_id}/returns", headers, too_many).json()
     assert body["messages"] == [{
         "type": "error", "code": "quantity_exceeded", "severity": "recoverable", "path": "$.line_items[0].quantity",
-        "content": f"Não é possível devolver 99 unidades de {line.sku}: só {line.quantity_fulfilled} unidades "
+        "content": f"Não é possível devolver 99 unidades de {line.title}: só {line.quantity_fulfilled} unidades "
                    "recebidas ainda não foram pedidas em devolução.",
     }]  # fmt: skip
     # a body of the wrong shape is a protocol error naming the field (BCP-ERR-05)
