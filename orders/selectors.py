@@ -27,12 +27,14 @@ from django.db.models import (
 )
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Concat, Substr, Trim
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from kernel.compiled import Compiled, compiled
+from kernel.money import PT_BR
 from orders.arrival import expectation_arrival, window_words_pt
 from orders.choices import ALL_SENT_STATUSES
-from orders.labels import units_text
+from orders.labels import condition_label, units_text
 from orders.models import (
     Adjustment,
     AdjustmentStatus,
@@ -299,8 +301,16 @@ def adjustment_payload(adjustment: Adjustment) -> dict[str, Any]:
         payload["line_items"] = adjustment.line_items
     if adjustment.totals:
         payload["totals"] = adjustment.totals
-    if adjustment.description:
-        payload["description"] = adjustment.description
+    description = adjustment.description
+    if adjustment.condition:
+        # BCP §7: an adjustment's one human text is `description` (no member for the items' state): a return's
+        # condition is said there as before it was data ("Não serviu (estado: Avariado)"), in pt-BR as the rest of
+        # the snapshot every transport and webhook sends
+        with translation.override(PT_BR):
+            said = f"estado: {condition_label(adjustment.condition)}"
+        description = f"{description} ({said})" if description else said
+    if description:
+        payload["description"] = description
     return payload
 
 

@@ -44,6 +44,8 @@ class ProtocolError(Exception):
     continue_url: str | None = None
     retry_after: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # `invalid_request` of a body: {JSONPath: problema} of every offending member (as MCP's `data.fields`)
+    fields: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         super().__init__(f"{self.code}: {self.content}")
@@ -63,6 +65,8 @@ class ProtocolError(Exception):
         body: dict[str, Any] = {"code": self.code, "content": self.content}
         if self.continue_url:
             body["continue_url"] = self.continue_url
+        if self.fields:
+            body["fields"] = self.fields
         return ProtocolErrorBody.produce(body)  # the §5.4 output model (one schema set)
 
     def jsonrpc_data(self) -> dict[str, Any]:

@@ -8,7 +8,7 @@ language: pydantic's own messages are English ("Input should be greater than or 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.utils.translation import ngettext_lazy
@@ -124,11 +124,34 @@ def field_path(loc: Sequence[Any]) -> str:
     return out
 
 
+def field_problems(
+    errors: Sequence[Mapping[str, Any]], *, loc_of: Callable[[Mapping[str, Any]], Sequence[Any]] = error_loc
+) -> dict[str, str]:
+    """{JSONPath: problema} for every offending member of one validation (the first problem of each member), in
+    pydantic's order: what MCP's `invalid_params`, REST's 400 and A2A's -32602 all name (`loc_of`: where an error
+    is, when the framework prefixes pydantic's `loc`)."""
+    problems: dict[str, str] = {}
+    for error in errors:
+        problems.setdefault(field_path(loc_of(error)), error_text(error))
+    return problems
+
+
+def summary(problems: Mapping[str, str]) -> str:
+    """ "campo: problema; …" — every offending member in one sentence."""
+    return "; ".join(f"{field}: {text}" for field, text in problems.items())
+
+
+def invalid_fields_content(problems: Mapping[str, str]) -> str:
+    """The `content` of an `invalid_request` naming every offending member: "Campo inválido $.x: problema" for
+    one, "Campos inválidos: $.x: problema; $.y: problema" for several."""
+    if len(problems) == 1:
+        ((field, text),) = problems.items()
+        return f"Campo inválido {field}: {text}"
+    return f"Campos inválidos: {summary(problems)}"
+
+
 def describe(exc: ValidationError) -> tuple[str, dict[str, str]]:
     """("campo: problema; …", {campo: problema}) for MCP's `invalid_params`, every offending key named by its
     JSONPath in the tool's arguments (`$.checkout.line_items[0].quantity`)."""
-    problems: dict[str, str] = {}
-    for error in exc.errors(include_url=False):
-        field = field_path(error_loc(error))
-        problems.setdefault(field, error_text(error))
-    return "; ".join(f"{field}: {text}" for field, text in problems.items()), problems
+    problems = field_problems(exc.errors(include_url=False))
+    return summary(problems), problems

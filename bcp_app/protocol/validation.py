@@ -1,4 +1,4 @@
-"""A request body (a pydantic model, a mapping or nothing) → the request model, or a ProtocolError naming the field.
+"""A request body (a pydantic model, a mapping or nothing) → the request model, or a ProtocolError naming the fields.
 
 Every transport's body and every operation's arguments go through `validate`; `field_path` writes pydantic's
 error location as the member's JSONPath an agent reads (`$.line_items[0].quantity`).
@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.field_errors import error_loc, error_text, field_path
+from bcp_app.protocol.field_errors import field_path, field_problems, invalid_fields_content
 
-__all__ = ["field_path", "validate"]
+__all__ = ["field_path", "invalid_fields", "validate"]
 
 
 def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None) -> M:
@@ -23,10 +23,14 @@ def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None) -
     if body is None:
         body = {}
     if not isinstance(body, Mapping):
-        raise ProtocolError("invalid_request", "O corpo deve ser um objeto JSON.")
+        raise invalid_fields({"$": "deve ser um objeto JSON"})  # pydantic's own text for it (`model_type`)
     try:
         return model.model_validate(dict(body))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = field_path(error_loc(first))
-        raise ProtocolError("invalid_request", f"Campo inválido {where}: {error_text(first)}") from exc
+        # every offending member, as MCP's invalid_params names them (BCP-ERR-05, §5.1 paths)
+        raise invalid_fields(field_problems(exc.errors(include_url=False))) from exc
+
+
+def invalid_fields(problems: dict[str, str]) -> ProtocolError:
+    """`invalid_request` naming every offending member: in `content` and, one entry each, in `fields`."""
+    return ProtocolError("invalid_request", invalid_fields_content(problems), fields=problems)

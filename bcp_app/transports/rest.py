@@ -8,7 +8,7 @@ the §5.4 status + `{code, content}`; a present `Request-Id` is echoed on every 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from django.conf import settings
@@ -21,7 +21,7 @@ from ninja.errors import HttpError, ValidationError
 from ninja.parser import Parser
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.field_errors import error_loc, error_text
+from bcp_app.protocol.field_errors import error_loc, field_problems
 from bcp_app.protocol.results import OperationResult, body_bytes
 from bcp_app.protocol.schemas import (
     CheckoutCancelRequest,
@@ -44,7 +44,7 @@ from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestRe
 from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest, SubscriptionResponse
 from bcp_app.protocol.schemas.text import ESCAPE_FREE, ID_PATTERN, control_escape_free, identifier_problem
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
-from bcp_app.protocol.validation import field_path
+from bcp_app.protocol.validation import invalid_fields
 from bcp_app.service import idempotency, operations, ratelimit
 from bcp_app.service.context import RequestContext, SignedRequest, resolve_context
 from bcp_app.service.negotiation import AGENT_HEADER, parse_agent_header
@@ -336,12 +336,51 @@ def _header_problem(request: HttpRequest) -> ProtocolError | None:
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     if (problem := _header_problem(request)) is not None:
         return _protocol_error(request, problem)
-    first = exc.errors[0] if exc.errors else {"loc": (), "msg": "inválido"}
-    loc = error_loc(first)
+    if (answer := _checkout_write_as_sent(request)) is not None:
+        return answer
+    errors = exc.errors or [{"loc": (), "msg": "inválido"}]
+    # every offending member named, as MCP's invalid_params and the operations' `validate` do (BCP-ERR-05)
+    return _protocol_error(request, invalid_fields(field_problems(errors, loc_of=_body_loc)))
+
+
+def _checkout_write_as_sent(request: HttpRequest) -> HttpResponse | None:
+    """A write on a checkout whose body ninja refused, run by its operation with the body as sent: the operation
+    answers `not_found` for a checkout the caller does not hold whatever the body (BCP-CHK-13), and names the
+    body's problems for one it does. None for other requests (their body errors are answered as they are)."""
+    match = request.resolver_match
+    checkout_id = match.kwargs.get("checkout_id") if match is not None else None
+    if not isinstance(checkout_id, str):
+        return None
+    last = request.path.rstrip("/").rsplit("/", 1)[-1]
+    if request.method == "PUT" and last == checkout_id:
+        operation, run, signed = "update_checkout", operations.update_checkout, False
+    elif request.method == "POST" and last == "complete":
+        operation, run, signed = "complete_checkout", operations.complete_checkout, True
+    elif request.method == "POST" and last == "cancel":
+        operation, run, signed = "cancel_checkout", operations.cancel_checkout, False
+    else:
+        return None
+    try:
+        body = json_body(request)
+    except ProtocolError as exc:
+        return _protocol_error(request, exc)
+    return _run(
+        request,
+        operation,
+        lambda ctx: run(ctx, checkout_id, body),
+        sign=signed,
+        path_ids={"checkout_id": checkout_id},
+        joinable=signed,
+    )
+
+
+def _body_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
+    """ninja's `loc` (`("body", "payload", "line_items", 0)`, `("path", "checkout_id")`) → the member's place in
+    what the agent sent."""
+    loc = error_loc(error)
     if loc and loc[0] in ("body", "path", "query", "header"):
         loc = loc[2:] if loc[0] == "body" and len(loc) > 1 else loc[1:]
-    message = f"Campo inválido {field_path(loc)}: {error_text(first)}"
-    return _protocol_error(request, ProtocolError("invalid_request", message))
+    return loc
 
 
 @api.exception_handler(HttpError)

@@ -539,8 +539,8 @@ def order_return(
                 format_lazy(
                     "{}{}",
                     ngettext_lazy(
-                        "Não é possível devolver %(quantity)s unidade de %(sku)s: ",
-                        "Não é possível devolver %(quantity)s unidades de %(sku)s: ",
+                        "Não é possível devolver %(quantity)s unidade de %(title)s: ",
+                        "Não é possível devolver %(quantity)s unidades de %(title)s: ",
                         quantity,
                     ),
                     ngettext_lazy(
@@ -553,6 +553,7 @@ def order_return(
                 ),
                 code="quantity_exceeded",
                 quantity=quantity,
+                title=line.title,  # named as the order's other texts name a line (product — variant)
                 sku=line.sku,
                 sent=line.quantity_delivered,
             )

@@ -122,10 +122,11 @@ def _clean_reason_code(value: object) -> str:
 
 def _too_many_to_return(quantity: int, left: int) -> Promise:
     """The refusal of `quantity` units when `left` delivered ones are not in a request yet: two counts, so two
-    plural choices; none left (not delivered yet, or all asked already) says why instead of "só 0"."""
+    plural choices; none left (not delivered yet, or all asked already) says why instead of "só 0". The line is
+    named by its title (product — variant), as the order's other texts name it, not by its SKU."""
     asked = ngettext_lazy(
-        "Não é possível devolver %(quantity)s unidade de %(sku)s: ",
-        "Não é possível devolver %(quantity)s unidades de %(sku)s: ",
+        "Não é possível devolver %(quantity)s unidade de %(title)s: ",
+        "Não é possível devolver %(quantity)s unidades de %(title)s: ",
         quantity,
     )
     if not left:
@@ -196,6 +197,7 @@ def return_request_create(
                 _too_many_to_return(quantity, left),
                 code="quantity_exceeded",
                 quantity=quantity,
+                title=line.title,
                 sku=line.sku,
                 left=left,
             )

@@ -54,6 +54,8 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
         "version",
         "supportedInterfaces",
         "capabilities",
+        "securitySchemes",
+        "securityRequirements",
         "defaultInputModes",
         "defaultOutputModes",
         "skills",
@@ -153,6 +155,9 @@ def test_agent_card_is_the_seed_card_bcp_a2a_01(server: LiveServer):
                 },
             ],
         },
+        # A2A 1.0: how the shop authenticates a platform (its API key, bearer or X-API-Key), or nobody (`{}`)
+        "securitySchemes": card["securitySchemes"],  # their contents: test_agent_card_declares_the_authentication…
+        "securityRequirements": [{"schemes": {"bearer": {}}}, {"schemes": {"apiKey": {}}}, {}],
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": [
@@ -273,27 +278,19 @@ def test_bcp_profile_advertises_the_agent_card(server: LiveServer):
     } in [{k: v for k, v in service.items() if k != "config"} for service in services]
 
 
-@pytest.mark.parametrize(
-    ("drop", "override", "expected_code", "expected_reason"),
-    [
-        ("A2A-Version", {}, -32009, "VERSION_NOT_SUPPORTED"),
-        (None, {"A2A-Version": "0.3"}, -32009, "VERSION_NOT_SUPPORTED"),
-        (None, {"A2A-Version": "1.1"}, -32009, "VERSION_NOT_SUPPORTED"),
-        ("A2A-Extensions", {}, -32008, "EXTENSION_SUPPORT_REQUIRED"),
-        (None, {"A2A-Extensions": "https://example.com/other-extension"}, -32008, "EXTENSION_SUPPORT_REQUIRED"),
-    ],
-)
-def test_a2a_version_and_extension_headers_are_required_bcp_a2a_03(
-    server: LiveServer, drop: str | None, override: dict[str, str], expected_code: int, expected_reason: str
-):
+# (A2A-Extensions activating neither BCP's nor UCP's extension is served as BCP: the card says `required: false`,
+# test_a_request_activating_no_extension_is_served_as_bcp_as_the_card_says_bcp_a2a_01)
+@pytest.mark.parametrize(("drop", "override"), [("A2A-Version", {}), (None, {"A2A-Version": "0.3"}),
+                                                (None, {"A2A-Version": "1.1"})])  # fmt: skip
+def test_a2a_version_header_is_required_bcp_a2a_03(server: LiveServer, drop: str | None, override: dict[str, str]):
     headers = {k: v for k, v in SEED_HEADERS.items() if k != drop} | override
 
     body = rpc(server.a2a_url, send_message([{"text": "carrinho"}], request_id=9), headers)
 
     assert body["id"] == 9
-    assert body["error"]["code"] == expected_code
-    assert body["error"]["data"][0]["reason"] == expected_reason
-    assert ("A2A-Version" if expected_code == -32009 else "A2A-Extensions") in body["error"]["message"]
+    assert body["error"]["code"] == -32009
+    assert body["error"]["data"][0]["reason"] == "VERSION_NOT_SUPPORTED"
+    assert "A2A-Version" in body["error"]["message"]
 
 
 @pytest.mark.parametrize(
@@ -339,13 +336,33 @@ def cache_profile_unvalidated(url: str, profile: dict[str, Any]) -> None:
     )
 
 
-def test_sdk_client_gets_the_version_error_when_bcp_extension_missing(server: LiveServer):
-    from a2a.utils.errors import ExtensionSupportRequiredError
+def test_a_request_activating_no_extension_is_served_as_bcp_as_the_card_says_bcp_a2a_01(server: LiveServer):
+    """BCP §13.3 / seed 004: the card declares the BCP extension `required: false`, yet a request activating neither
+    BCP's nor UCP's extension was refused (ExtensionSupportRequiredError). It is served, as BCP (the agent header
+    still names the platform, BCP-A2A-03)."""
+    headers = {k: v for k, v in SEED_HEADERS.items() if k != "A2A-Extensions"}
 
-    with pytest.raises(ExtensionSupportRequiredError) as excinfo:
-        sdk_send(server.base_url, [{"text": "carrinho"}], headers={"BCP-Agent": SEED_HEADERS["BCP-Agent"]})
+    body = rpc(server.a2a_url, send_message([{"text": "olá, tudo bem?"}]), headers=headers)
 
-    assert "A2A-Extensions" in str(excinfo.value)
+    assert "error" not in body, body
+    assert body["result"]["message"]["role"] == "ROLE_AGENT"
+
+
+def test_agent_card_declares_the_authentication_the_shop_uses(server: LiveServer, settings: Any):
+    """The card listed no securitySchemes while the shop reads a platform's API key (Authorization: Bearer or
+    X-API-Key, BCP §18 (4)); anonymous agents are allowed only while BCP_ALLOW_ANONYMOUS is on."""
+    url = f"{server.base_url}/.well-known/agent-card.json"
+    open_card = httpx.get(url, timeout=10).json()
+    settings.BCP_ALLOW_ANONYMOUS = False
+    closed_card = httpx.get(url, timeout=10).json()
+
+    assert {name: {kind: {k: v for k, v in scheme.items() if k != "description"} for kind, scheme in entry.items()}
+            for name, entry in open_card["securitySchemes"].items()} == {
+        "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}},
+        "apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"}},
+    }  # fmt: skip
+    assert open_card["securityRequirements"] == [{"schemes": {"bearer": {}}}, {"schemes": {"apiKey": {}}}, {}]
+    assert closed_card["securityRequirements"] == [{"schemes": {"bearer": {}}}, {"schemes": {"apiKey": {}}}]
 
 
 def test_unrecognised_text_gets_help_and_a_new_shop_context_bcp_a2a_04(server: LiveServer):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from a2a.utils.errors import (
-    ExtensionSupportRequiredError,
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
@@ -167,7 +166,6 @@ def test_reply_text_and_brl():
     [
         ({**HEADERS, "a2a-version": ""}, VersionNotSupportedError),
         ({**HEADERS, "a2a-version": "0.3"}, VersionNotSupportedError),
-        ({**HEADERS, "a2a-extensions": ""}, ExtensionSupportRequiredError),
         ({**HEADERS, "bcp-agent": ""}, InvalidRequestError),
     ],
 )
@@ -178,6 +176,8 @@ def test_check_headers_bcp_a2a_03(headers: dict[str, str], error: type):
 
 def test_check_headers_accepts_the_seed_headers_and_extension_lists():
     check_headers({**HEADERS, "a2a-extensions": f"https://example.com/x, {EXTENSION}"})
+    # the card says the BCP extension is `required: false` (BCP §13.3): none activated is BCP, not a refusal
+    check_headers({**HEADERS, "a2a-extensions": ""})
 
 
 def test_protocol_errors_map_to_a2a_errors_with_the_bcp_code():

@@ -40,7 +40,11 @@ def test_rest_names_the_control_character_by_its_jsonpath(client: Client, fake_p
     bell = call(client, "post", "/checkout-sessions", headers, {"line_items": [LINE], "buyer": {"first_name": "A\x07"}})
     zero = call(client, "post", "/checkout-sessions", headers, {"line_items": [{**LINE, "quantity": 0}]})
 
-    assert bell.json() == {"code": "invalid_request", "content": f"Campo inválido $.buyer.first_name: {BELL}"}
+    assert bell.json() == {
+        "code": "invalid_request",
+        "content": f"Campo inválido $.buyer.first_name: {BELL}",
+        "fields": {"$.buyer.first_name": BELL},
+    }
     assert zero.json()["content"].startswith("Campo inválido $.line_items[0].quantity: ")  # the same form
     assert Checkout.objects.count() == 0
 

@@ -46,8 +46,39 @@ def test_rest_names_the_member_as_a_jsonpath_in_the_body(client: Client, fake_pl
 
     assert (response.status_code, response.json()) == (
         400,
-        {"code": "invalid_request", "content": f"Campo inválido $.line_items[0].quantity: {TOO_FEW}"},
+        {
+            "code": "invalid_request",
+            "content": f"Campo inválido $.line_items[0].quantity: {TOO_FEW}",
+            "fields": {"$.line_items[0].quantity": TOO_FEW},
+        },
     )
+
+
+# Two members wrong at once: a line's quantity and the buyer's e-mail (not a text).
+TWO_WRONG = {"line_items": ZERO, "buyer": {"email": 5}}
+BOTH_NAMED = {"$.line_items[0].quantity": TOO_FEW, "$.buyer.email": "deve ser um texto"}
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("bcp_settings")
+def test_rest_names_every_invalid_member_not_only_the_first(client: Client, fake_platform: FakePlatform) -> None:
+    """BCP-ERR-05/-03: a body with two bad members named only the first over REST while MCP's -32602 named both;
+    REST now names each one, in `content` and one entry each in `fields` (MCP's `data.fields`), for a body ninja
+    refuses (create) and for one the operation's `validate` refuses (an update's)."""
+    catalog()
+    headers = agent(fake_platform.publish())
+    created = call(client, "post", "/checkout-sessions", headers, {"line_items": [ZERO[0] | {"quantity": 1}]})
+
+    refused = call(client, "post", "/checkout-sessions", headers, TWO_WRONG)
+    updated = call(client, "put", f"/checkout-sessions/{created.json()['id']}", headers, TWO_WRONG)
+
+    for response in (refused, updated):
+        assert response.status_code == 400
+        assert response.json() == {
+            "code": "invalid_request",
+            "content": f"Campos inválidos: $.line_items[0].quantity: {TOO_FEW}; $.buyer.email: deve ser um texto",
+            "fields": BOTH_NAMED,
+        }
 
 
 @pytest.mark.postgres
@@ -83,6 +114,32 @@ def test_a2a_names_the_member_as_a_jsonpath_in_the_data_part(server: LiveServer)
         -32602,
         "Campo inválido $.quantity: deve ser um número inteiro ≥ 1",
     )
+
+
+@pytest.mark.postgres
+@pytest.mark.e2e
+def test_a2a_names_every_invalid_member_not_only_the_first(server: LiveServer) -> None:
+    """BCP-ERR-05, BCP.md §18 (3): an update with two bad members named only the first over A2A; the -32602 now
+    names each one in its content and, one violation each, in the details' google.rpc.BadRequest (the A2A SDK's
+    form of field errors), as MCP's `data.fields` does."""
+    make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+    rpc(server.a2a_url, SEED_STRUCTURED)  # the context's checkout
+    lines = [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 0}]
+
+    body = rpc(
+        server.a2a_url,
+        send_message(
+            [data({"action": "update_checkout", "line_items": lines, "buyer": {"email": 5}})], context_id=SEED_CONTEXT
+        ),
+    )
+
+    error = body["error"]
+    assert error["code"] == -32602
+    assert error["data"][0]["metadata"]["content"] == (
+        f"Campos inválidos: $.line_items[0].quantity: {TOO_FEW}; $.buyer.email: deve ser um texto"
+    )
+    violations = next(d["fieldViolations"] for d in error["data"] if d["@type"].endswith("google.rpc.BadRequest"))
+    assert {v["field"]: v["description"] for v in violations} == BOTH_NAMED
 
 
 @pytest.mark.postgres

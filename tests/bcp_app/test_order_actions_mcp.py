@@ -73,9 +73,13 @@ def test_request_return_over_mcp_and_its_refusal(live_mcp, actions_agent) -> Non
                     "return_request": ask}, headers=actions_agent.headers)  # fmt: skip
     assert refused.structured_content["ucp"]["status"] == "error"
     # BCP §5.1 path form, named in the tool's arguments as invalid_params names them (QA walk: `$.line_items[0]…`)
-    assert refused.structured_content["messages"][0]["path"] == "$.return_request.line_items[0].quantity"
+    [message] = refused.structured_content["messages"]
+    assert message["path"] == "$.return_request.line_items[0].quantity"
+    # BCP §5.1: no unit of the line is left to return, so no change to the request can succeed (asking fewer is
+    # refused too): `unrecoverable`, not `recoverable`; the line named by its title, as the order's texts name it
+    assert (message["code"], message["severity"]) == ("quantity_exceeded", "unrecoverable")
     assert refused.content[0].text == (
-        "Não é possível devolver 2 unidades de CANECA: nenhuma unidade recebida está livre para devolução (ainda "
+        "Não é possível devolver 2 unidades de Caneca: nenhuma unidade recebida está livre para devolução (ainda "
         "não foi entregue ou já foi pedida)."
     )
     assert not refused.is_error  # a business outcome, not a tool failure

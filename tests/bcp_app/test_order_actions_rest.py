@@ -90,6 +90,11 @@ def _delivered(order: Order, capture: Any) -> Order:
     return order
 
 
+def invalid(field: str, problem: str) -> dict[str, Any]:
+    """The 400 body of a request with one invalid member (BCP §5.4, every member named in `fields`)."""
+    return {"code": "invalid_request", "content": f"Campo inválido {field}: {problem}", "fields": {field: problem}}
+
+
 def _hooks(fake_platform: FakePlatform) -> list[dict[str, Any]]:
     """Every webhook received, verified against our key (BCP-WH-03/04), as JSON."""
     bodies = []
@@ -319,7 +324,7 @@ def test_request_return_refusals_name_the_member_in_portuguese(
     body = call(client, "post", f"/orders/{order.public_id}/returns", headers, too_many).json()
     assert body["messages"] == [{
         "type": "error", "code": "quantity_exceeded", "severity": "recoverable", "path": "$.line_items[0].quantity",
-        "content": f"Não é possível devolver 99 unidades de {line.sku}: só {line.quantity_fulfilled} unidades "
+        "content": f"Não é possível devolver 99 unidades de {line.title}: só {line.quantity_fulfilled} unidades "
                    "recebidas ainda não foram pedidas em devolução.",
     }]  # fmt: skip
     # a body of the wrong shape is a protocol error naming the field (BCP-ERR-05)
@@ -454,8 +459,8 @@ def test_bad_bodies_of_cancel_and_return_are_the_same_portuguese_protocol_errors
 
     assert [(a.status_code, a.json()) for a in answers] == [
         (400, {"code": "invalid_request", "content": "O corpo não é JSON válido (UTF-8)."}),
-        (400, {"code": "invalid_request", "content": "Campo inválido $.reason: deve ser um texto"}),
-        (400, {"code": "invalid_request", "content": "Campo inválido $.line_items: precisa de pelo menos 1 item"}),
+        (400, invalid("$.reason", "deve ser um texto")),
+        (400, invalid("$.line_items", "precisa de pelo menos 1 item")),
         (400, {"code": "idempotency_key_required", "content": "Idempotency-Key é obrigatório em request_return."}),
     ]
     order.refresh_from_db()

@@ -237,7 +237,11 @@ def test_readme_rest_walk_buys_with_pix_bcp_chk_01(walk: Walk, fake_platform: Fa
     bad = rest.post("/checkout-sessions", json={"line_items": [{"item": {"id": sku}, "quantity": "dois"}]})
     assert (bad.status_code, bad.json()) == (
         400,
-        {"code": "invalid_request", "content": "Campo inválido $.line_items[0].quantity: deve ser um número inteiro"},
+        {
+            "code": "invalid_request",
+            "content": "Campo inválido $.line_items[0].quantity: deve ser um número inteiro",
+            "fields": {"$.line_items[0].quantity": "deve ser um número inteiro"},
+        },
     )
 
 

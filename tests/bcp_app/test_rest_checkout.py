@@ -233,6 +233,33 @@ def test_unknown_checkout_is_not_found_with_http_200_bcp_chk_13(client: Client, 
     }
 
 
+def test_a_write_on_an_unknown_checkout_is_not_found_whatever_the_body_bcp_chk_13(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """BCP-CHK-13 / §4.3: an unknown id is the Error Response `not_found` (HTTP 200 on REST, §13.1) on every
+    write too. A complete with `{}` answered the missing `payment` (400) before it, telling the agent to fix a
+    body for a checkout that does not exist; a body with problems on a checkout that exists is still 400."""
+    keyed = {**headers, "Idempotency-Key": "b0f6f2a4-4c1e-4d7e-9b1a-unknown-complete"}
+    unknown = "/checkout-sessions/checkout_desconhecido"
+
+    answers = [
+        call(client, "post", f"{unknown}/complete", keyed, {}),
+        call(client, "put", unknown, headers, {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 0}]}),
+        call(client, "post", f"{unknown}/cancel", keyed, ["not", "an", "object"]),
+    ]
+    existing = create(client, headers).json()["id"]
+    bad_body = call(
+        client, "post", f"/checkout-sessions/{existing}/complete", {**keyed, "Idempotency-Key": "b0f6f2a4-known"}, {}
+    )
+
+    for answer in answers:
+        assert answer.status_code == 200, answer.content
+        assert answer.json()["messages"] == [
+            {"type": "error", "code": "not_found", "severity": "unrecoverable", "content": "Checkout não encontrado."}
+        ]
+    assert (bad_body.status_code, bad_body.json()["fields"]) == (400, {"$.payment": "campo obrigatório"})
+
+
 def test_update_is_full_replacement_bcp_chk_06(client: Client, headers: dict[str, str]) -> None:
     """BCP-CHK-06: omitted fields cleared, unlisted lines removed."""
     created = create(client, headers).json()

@@ -231,7 +231,7 @@ def test_staff_return_is_offered_only_for_delivered_units_and_a_crafted_post_is_
         order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="Tamanho errado")
     assert (
         str(refused.value.message)
-        == "Não é possível devolver 1 unidade de CAM: nenhuma foi entregue ao comprador ainda."
+        == "Não é possível devolver 1 unidade de Produto CAM: nenhuma foi entregue ao comprador ainda."
     )
     assert not Adjustment.objects.filter(order=order, type="return").exists()
 
@@ -241,7 +241,9 @@ def test_staff_return_is_offered_only_for_delivered_units_and_a_crafted_post_is_
     assert "Registrar devolução" in page and "até 1" in form
     with pytest.raises(OrderError) as beyond:
         order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 2)], reason="Tamanho errado")
-    assert str(beyond.value.message) == "Não é possível devolver 2 unidades de CAM: só 1 foi entregue ao comprador."
+    assert str(beyond.value.message) == (
+        "Não é possível devolver 2 unidades de Produto CAM: só 1 foi entregue ao comprador."
+    )
 
 
 def test_each_step_page_shows_only_the_fields_that_step_reads(place_order) -> None:

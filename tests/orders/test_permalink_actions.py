@@ -92,7 +92,7 @@ def test_return_refusals_show_beside_the_form(client: Client, place_order) -> No
     too_many = client.post(f"/orders/{order.permalink_token}/devolver",
                            {"qty_" + line.public_id: "5", "reason_code": "defective"})  # fmt: skip
     assert too_many.status_code == 400
-    refusal = "Não é possível devolver 5 unidades de CAM: só 2 unidades recebidas ainda não foram pedidas"
+    refusal = "Não é possível devolver 5 unidades de Produto CAM: só 2 unidades recebidas ainda não foram pedidas"
     assert refusal in too_many.content.decode()
     nothing = client.post(f"/orders/{order.permalink_token}/devolver", {"reason_code": "defective"})
     assert "Informe a quantidade de pelo menos um item." in nothing.content.decode()

@@ -124,12 +124,12 @@ def test_quantities_beyond_what_was_delivered_or_already_asked_are_refused(place
         return_request_create(order_id=order.public_id, lines=[LineQuantity(cam, 2)], reason_code="defective")
     assert (refused.value.field, refused.value.code) == ("lines[0].quantity", "quantity_exceeded")
     assert refused.value.message == (
-        "Não é possível devolver 2 unidades de CAM: só 1 unidade recebida ainda não foi pedida em devolução."
+        "Não é possível devolver 2 unidades de Produto CAM: só 1 unidade recebida ainda não foi pedida em devolução."
     )
     with translation.override("en"):  # the refusal is translated when read, plurals included
         assert (
             refused.value.message
-            == "Cannot return 2 units of CAM: only 1 received unit is not in a return request yet."
+            == "Cannot return 2 units of Produto CAM: only 1 received unit is not in a return request yet."
         )
     with pytest.raises(OrderError) as unknown:
         return_request_create(order_id=order.public_id, lines=[LineQuantity("li_nope", 1)], reason_code="defective")

@@ -4,11 +4,14 @@ restock goes through the shop's receiver (orders tests isolate orders' signals).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from orders.models import Adjustment, Order
+from orders.selectors import order_bcp_payload, order_for_bcp
 from orders.services import order_mark_delivered, order_place_from_checkout, order_ship
 from orders.types import LineQuantity
 from shop.models import Category, Product, Variant
@@ -233,3 +236,24 @@ def test_a_returns_condition_reads_in_the_buyers_language(admin_client: Client, 
     portuguese = Client().get(f"/orders/{order.permalink_token}").content.decode()
     assert "(Wrong size; estado dos itens: Avariado)" in portuguese
     assert "(Too big; estado dos itens: Usado, em bom estado)" in portuguese
+
+
+def test_a_returns_condition_is_in_the_bcp_adjustments_description(
+    admin_client: Client, place_order, variant: Variant
+) -> None:
+    """BCP §7 / BCP-ORD-09: since the condition became data (orders 0033) the BCP order's return adjustment said only
+    "Wrong size", its "(estado: …)" gone. The adjustment schema has no member for it; `description` (its one human
+    text) says it again, in pt-BR whatever language rendered the snapshot that REST, MCP, A2A and webhooks send."""
+    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    form = {f"qty_{line.public_id}": "1", "reason": "Wrong size", "condition": "avariado", "restock": "on"}
+    assert admin_client.post(_action(order, "return"), form).status_code == 302
+
+    order.refresh_from_db()
+    with translation.override("en"):
+        rendered = order_bcp_payload(order_for_bcp(order.public_id))
+    stored = [a["description"] for a in json.loads(order.bcp_json)["adjustments"] if a["type"] == "return"]
+    assert stored == ["Wrong size (estado: Avariado)"]
+    assert [a["description"] for a in rendered["adjustments"] if a["type"] == "return"] == stored

@@ -297,3 +297,7 @@ class ProtocolErrorBody(Produced):
     code: str = Field(description="Código do erro de protocolo, ex. `invalid_request`, `idempotency_conflict`.")
     content: str = Field(description="Explicação legível que nomeia o campo ou cabeçalho com problema.")
     continue_url: str | None = Field(default=None, description="Para erros de descoberta/versão.")
+    fields: dict[str, str] | None = Field(
+        default=None,
+        description="`invalid_request` de um corpo: cada membro inválido (JSONPath no corpo enviado) → o problema.",
+    )

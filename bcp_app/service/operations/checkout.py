@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from django.utils import translation
+from pydantic import BaseModel
 
 from bcp_app.protocol.errors import ProtocolError, error_response
 from bcp_app.protocol.names import (
@@ -151,6 +152,27 @@ def _engine(ctx: RequestContext, call: Callable[[], ct.CheckoutResult]) -> Opera
     return joined if joined is not None else checkout_result(ctx, result)
 
 
+def _checkout_request[M: BaseModel](
+    ctx: RequestContext, model: type[M], body: M | Mapping[str, Any] | None, checkout_id: str
+) -> M | OperationResult:
+    """The request on an existing checkout, or `not_found` when the caller holds no such checkout whatever the body
+    says (BCP-CHK-13: the id names the resource; a body's problems are only about a checkout that exists). Only a
+    refused body costs the look-up."""
+    try:
+        return validate(model, body)
+    except ProtocolError:
+        if ctx.has(CHECKOUT) and not _visible(ctx, checkout_id):
+            return not_found_checkout(ctx)
+        raise
+
+
+def _visible(ctx: RequestContext, checkout_id: str) -> bool:
+    try:
+        return owned(ctx, services.checkout_get(checkout_id=str(checkout_id)).checkout)
+    except services.CheckoutNotFound:
+        return False
+
+
 def create_checkout(ctx: RequestContext, body: CheckoutCreateRequest | Mapping[str, Any]) -> OperationResult:
     request = validate(CheckoutCreateRequest, body)
     if not ctx.has(CHECKOUT):
@@ -217,7 +239,9 @@ def get_checkout(
 def update_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutUpdateRequest | Mapping[str, Any]
 ) -> OperationResult:
-    request = validate(CheckoutUpdateRequest, body)
+    request = _checkout_request(ctx, CheckoutUpdateRequest, body, checkout_id)
+    if isinstance(request, OperationResult):
+        return request
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
     return _engine(
@@ -231,7 +255,9 @@ def update_checkout(
 def complete_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutCompleteRequest | Mapping[str, Any]
 ) -> OperationResult:
-    request = validate(CheckoutCompleteRequest, body)
+    request = _checkout_request(ctx, CheckoutCompleteRequest, body, checkout_id)
+    if isinstance(request, OperationResult):
+        return request
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
     if ctx.has(AP2_MANDATE):  # AP2 (PIX.md §7.3): the checkout mandate is verified before any payment
@@ -252,7 +278,9 @@ def complete_checkout(
 def cancel_checkout(
     ctx: RequestContext, checkout_id: str, body: CheckoutCancelRequest | Mapping[str, Any] | None = None
 ) -> OperationResult:
-    validate(CheckoutCancelRequest, body)
+    refused = _checkout_request(ctx, CheckoutCancelRequest, body, checkout_id)
+    if isinstance(refused, OperationResult):
+        return refused
     if not ctx.has(CHECKOUT):
         return incompatible(ctx, CHECKOUT)
     return _engine(ctx, lambda: services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.checkout_owner))

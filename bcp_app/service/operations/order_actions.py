@@ -59,6 +59,13 @@ def _member(field: str, body_path: str = "$") -> str | None:
     return f"{body_path}.{field}"
 
 
+def _final(exc: OrderError) -> bool:
+    """BCP §5.1: `unrecoverable` when no change to the request can succeed — also a line with no unit left to
+    return (none delivered, or all already asked): asking fewer of it is still refused. A count above what is
+    left stays `recoverable` (the agent can ask for that many)."""
+    return exc.code in _FINAL or (exc.code == "quantity_exceeded" and exc.params.get("left") == 0)
+
+
 def _refused(ctx: RequestContext, exc: OrderError, body_path: str = "$") -> OperationResult:
     with translation.override("en" if ctx.language == "en" else "pt-br"):
         content = exc.message
@@ -67,7 +74,7 @@ def _refused(ctx: RequestContext, exc: OrderError, body_path: str = "$") -> Oper
         # A missing member is `field_required` (BCP §5.1), as on checkout; the text names it as the agent sent it.
         required = _REQUIRED.get(exc.field, {}).get(ctx.language)
         code, content = "field_required", required.format(path=path) if required else content
-    severity = "unrecoverable" if code in _FINAL else "recoverable"
+    severity = "unrecoverable" if _final(exc) else "recoverable"
     message = error_message(code, content, severity=severity, path=path)
     return OperationResult(
         200,

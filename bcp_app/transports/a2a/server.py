@@ -56,7 +56,6 @@ from a2a.utils.errors import (
     A2A_ERROR_REASONS,
     JSON_RPC_ERROR_CODE_MAP,
     A2AError,
-    ExtensionSupportRequiredError,
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
@@ -100,17 +99,16 @@ from bcp_app.transports.a2a.tasks import (
     task_proto,
 )
 from bcp_app.transports.a2a.ucp_face import (
-    UCP_EXTENSION_URI,
     agent_header,
     card_extension,
     checkout_request,
     incoming_to_bcp,
     reply_to_ucp,
-    requested_extensions,
     speaks_ucp,
 )
 from bcp_app.transports.scope import path_and_query
 from kernel import threads
+from kernel.ops import setting
 from kernel.ops.asgi_guard import NOT_PARSED, PARSED_BODY, parsed_body
 from kernel.ops.request_cache import request_scope
 
@@ -132,9 +130,39 @@ def card_capabilities() -> dict[str, list[dict[str, Any]]]:
     return capabilities
 
 
+# How a platform authenticates (BCP §18 (4), `_api_key`): its API key as a bearer token or in X-API-Key; an HTTP
+# Message Signature (RFC 9421, BCP §14) has no A2A scheme type, so the descriptions say it.
+SECURITY_SCHEMES: dict[str, Any] = {
+    "bearer": {
+        "httpAuthSecurityScheme": {
+            "description": "Chave de API da plataforma: Authorization: Bearer <chave>. Pedidos também podem ser "
+            "assinados (HTTP Message Signatures, RFC 9421, chave do perfil BCP).",
+            "scheme": "Bearer",
+        }
+    },
+    "apiKey": {
+        "apiKeySecurityScheme": {
+            "description": "A mesma chave de API da plataforma, no cabeçalho X-API-Key.",
+            "location": "header",
+            "name": "X-API-Key",
+        }
+    },
+}
+
+
+def security_requirements() -> list[dict[str, Any]]:
+    """Either scheme; with no credential at all (`{}`, OpenAPI's optional security) while the shop lets anonymous
+    agents browse and create checkouts (BCP_ALLOW_ANONYMOUS, and BCP_REQUIRE_SIGNATURES off: `resolve_context`)."""
+    requirements: list[dict[str, Any]] = [{"schemes": {"bearer": {}}}, {"schemes": {"apiKey": {}}}]
+    if setting.value("BCP_ALLOW_ANONYMOUS", True) and not setting.value("BCP_REQUIRE_SIGNATURES", False):
+        requirements.append({})
+    return requirements
+
+
 def agent_card_dict(shop_name: str) -> dict[str, Any]:
     """The card of the store named `shop_name`: its trade name as the merchant set it in "Dados da loja"
-    (`store_trade_name`, read in a thread by `agent_card_endpoint`), as the seed's "Example business agent"."""
+    (`store_trade_name`, read in a thread by `agent_card_endpoint`), as the seed's "Example business agent", with
+    the authentication the shop accepts (A2A 1.0 `securitySchemes`, `securityRequirements`)."""
     return {
         "name": f"{shop_name or 'Loja'} business agent",
         "description": "Business agent with BCP checkout",
@@ -158,6 +186,8 @@ def agent_card_dict(shop_name: str) -> dict[str, Any]:
                 card_extension(card_capabilities()),
             ],
         },
+        "securitySchemes": SECURITY_SCHEMES,
+        "securityRequirements": security_requirements(),
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": [
@@ -244,6 +274,10 @@ def a2a_error(error: ProtocolError) -> A2AError:
     data: dict[str, Any] = {"code": error.code, "content": error.content}
     if error.retry_after is not None:
         data["retry_after"] = str(error.retry_after)
+    if error.fields:
+        # every offending member, one entry each (MCP's `data.fields`), in the SDK's form: the reply's details
+        # then carry a google.rpc.BadRequest with one fieldViolation per member
+        data["errors"] = [{"field": field, "message": text} for field, text in error.fields.items()]
     if error.jsonrpc_code == -32000:
         return ServerError(message=error.content, data=data)
     if error.jsonrpc_code == -32602:
@@ -256,7 +290,7 @@ def a2a_error(error: ProtocolError) -> A2AError:
 
 
 def check_headers(headers: dict[str, str]) -> None:
-    """BCP-A2A-03: `A2A-Version: 1.0`, the BCP extension activated, a parseable `BCP-Agent`."""
+    """BCP-A2A-03: `A2A-Version: 1.0` and a parseable `BCP-Agent`; `A2A-Extensions` picks BCP or UCP."""
     version = headers.get("a2a-version", "").strip()
     if version != A2A_PROTOCOL_VERSION:
         shown = f"'{version}'" if version else "ausente"
@@ -265,14 +299,8 @@ def check_headers(headers: dict[str, str]) -> None:
             f"envie o cabeçalho A2A-Version: {A2A_PROTOCOL_VERSION}.",
             data={"code": "version_not_supported", "supported": A2A_PROTOCOL_VERSION},
         )
-    requested = requested_extensions(headers)
-    if A2A_EXTENSION_URI not in requested and UCP_EXTENSION_URI not in requested:
-        raise ExtensionSupportRequiredError(
-            message=f"A extensão BCP é obrigatória: envie o cabeçalho A2A-Extensions: {A2A_EXTENSION_URI} "
-            f"(ou a do UCP, {UCP_EXTENSION_URI}, com UCP-Agent).",
-            data={"code": "extension_required", "uri": A2A_EXTENSION_URI},
-        )
-
+    # The card declares the BCP extension `required: false` (BCP §13.3, seed 004): a request activating neither
+    # BCP's nor UCP's is served as BCP (its names and data parts), the agent header naming the platform as ever.
     try:
         parse_agent_header(agent_header(headers))
     except ProtocolError as exc:
