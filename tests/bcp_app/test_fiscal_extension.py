@@ -237,10 +237,15 @@ def test_an_nfe_de_devolucao_follows_the_sale_s_note_in_the_shape_of_a_note(
     recorded = Adjustment.objects.get(order=order, type="return")
     job = FiscalJob.objects.get(action="return")
     if job.status != FiscalJob.Status.DONE:
-        assert job_run(job_id=job.pk) == "return_authorized"
+        with django_capture_on_commit_callbacks(execute=True):
+            assert job_run(job_id=job.pk) == "return_authorized"
     note = FiscalReturnNote.objects.get()
     sale.refresh_from_db()
+    # the platform hears of it as of the sale's note: an order webhook
+    events = WebhookDelivery.objects.filter(order_id=order.public_id).values_list("event", flat=True)
+    assert "fiscal_return_note_authorized" in events
 
+    call(client, "get", f"/orders/{order.public_id}", headers)  # the process's first read warms its caches
     with django_assert_max_num_queries(3):  # the order, its notes, its devolução notes
         body = call(client, "get", f"/orders/{order.public_id}", headers).json()
 
