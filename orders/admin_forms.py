@@ -721,7 +721,7 @@ class ReturnRequestStepForm(OrderActionForm):
     )
     # "Reembolsar" moves money: the same tick as the order's refund, naming the sum (clean() refuses without it).
     confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
-    # "Marcar como reembolsado por fora": how the shop paid the failed refund itself (the offline refund's fields).
+    # "Marcar como pago por fora": how the shop paid the failed refund itself (the offline refund's fields).
     means = forms.ChoiceField(
         label=_("Como a loja devolveu o valor (por fora)"), choices=OFFLINE_MEANS, widget=forms.RadioSelect,
         required=False,
