@@ -26,6 +26,7 @@ from fiscal.selectors import (
     corrections_of_document,
     file_path,
     return_note_file_path,
+    return_notes_for_export,
     return_notes_of_document,
 )
 from kernel.money import format_brl
@@ -58,6 +59,10 @@ class DocumentSituationFilter(admin.SimpleListFilter):
 
 
 DOC_TYPES = {"nfe": _("NF-e (modelo 55)")}
+# The list's period filters (date hierarchy, "autorizada em"): the export's NF-e de devolução follow the same period.
+ISSUED_IN_PARAMETERS = frozenset(
+    {"issued_at__year", "issued_at__month", "issued_at__day", "issued_at__gte", "issued_at__lt"}
+)
 
 
 def ibs_cbs_absent_text(document: FiscalDocument) -> str:
@@ -84,14 +89,22 @@ def _local(value: datetime | None) -> str:
     return timezone.localtime(value).strftime("%d/%m/%Y %H:%M") if value else ""
 
 
-def documents_csv_rows(documents: Iterable[FiscalDocument]) -> Iterator[str]:
+def _key_text(key: str) -> str:
+    return " ".join(key[i : i + 4] for i in range(0, len(key), 4))
+
+
+def documents_csv_rows(
+    documents: Iterable[FiscalDocument], return_notes: Iterable[FiscalReturnNote] = ()
+) -> Iterator[str]:
     """The NF-e list as Excel in pt-BR opens it: `;`, UTF-8 with a byte-order mark, dates in Brasília time, the
-    44-digit key in groups of four as the DANFE prints it (a bare number would read 3,5E+43 in a spreadsheet)."""
+    44-digit key in groups of four as the DANFE prints it (a bare number would read 3,5E+43 in a spreadsheet). After
+    the sale notes, the NF-e de devolução (`return_notes`): the accountant books each entrada too, with the sale's
+    chave it references."""
     writer = csv.writer(_Echo(), delimiter=";")
     header = [
         gettext("Pedido"), gettext("Número"), gettext("Série"), gettext("Chave de acesso"), gettext("Situação"),
         gettext("Ambiente"), gettext("Autorizada em"), gettext("Cancelada em"), gettext("Tentativa"),
-        gettext("Protocolo"), gettext("Motivo SEFAZ"),
+        gettext("Protocolo"), gettext("Motivo SEFAZ"), gettext("Finalidade"), gettext("NF-e referenciada"),
     ]  # fmt: skip
     yield "\ufeff" + writer.writerow(header)
     for document in documents:
@@ -100,7 +113,7 @@ def documents_csv_rows(documents: Iterable[FiscalDocument]) -> Iterator[str]:
                 document.order_number or document.order_ref,
                 document.number or "",
                 document.series or "",
-                " ".join(document.access_key[i : i + 4] for i in range(0, len(document.access_key), 4)),
+                _key_text(document.access_key),
                 document.status_text(),
                 document.get_environment_display(),
                 _local(document.issued_at),
@@ -108,6 +121,27 @@ def documents_csv_rows(documents: Iterable[FiscalDocument]) -> Iterator[str]:
                 document.attempt,
                 document.protocol,
                 document.sefaz_reason.lstrip("=+-@"),
+                gettext("Venda"),
+                "",
+            ]
+        )
+    for note in return_notes:
+        sale = note.document
+        yield writer.writerow(
+            [
+                sale.order_number or sale.order_ref,
+                note.number or "",
+                note.series or "",
+                _key_text(note.access_key),
+                note.get_status_display(),
+                sale.get_environment_display(),
+                _local(note.issued_at),
+                "",
+                note.attempt,
+                note.protocol,
+                note.sefaz_reason.lstrip("=+-@"),
+                gettext("Devolução (entrada)"),
+                _key_text(sale.access_key),
             ]
         )
 
@@ -228,11 +262,16 @@ class FiscalDocumentAdmin(_ReadOnly):
         return [export, *super().get_urls()]
 
     def export_csv_view(self, request: HttpRequest) -> StreamingHttpResponse:
-        """The notes the list's filters select (a month's authorized or cancelled ones), for the accountant."""
+        """The notes the list's filters select (a month's authorized or cancelled ones), for the accountant, with the
+        NF-e de devolução of that month (or of the selected sales)."""
         if not self.has_view_permission(request):
             raise PermissionDenied
-        documents = self.get_changelist_instance(request).get_queryset(request).iterator(chunk_size=500)
-        response = StreamingHttpResponse(documents_csv_rows(documents), content_type="text/csv; charset=utf-8")
+        selected = self.get_changelist_instance(request).get_queryset(request)
+        issued_in = {key: value for key, value in request.GET.items() if key in ISSUED_IN_PARAMETERS}
+        notes = return_notes_for_export(selected, issued_in).iterator(chunk_size=500)
+        response = StreamingHttpResponse(
+            documents_csv_rows(selected.iterator(chunk_size=500), notes), content_type="text/csv; charset=utf-8"
+        )
         response["Content-Disposition"] = f'attachment; filename="notas-fiscais-{timezone.localdate():%Y%m%d}.csv"'
         return response
 

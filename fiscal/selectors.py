@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from django.db.models import QuerySet
 from django.db.models.fields.files import FieldFile
 from django.urls import reverse
 
@@ -135,6 +136,17 @@ def return_note_file_field(document: FiscalDocument, kind: str) -> tuple[FieldFi
     note = document.return_notes.filter(return_ref=return_ref, status=FiscalReturnNote.Status.AUTHORIZED).first()
     field = None if note is None else (note.danfe if file_kind == "danfe" else note.xml)
     return (field, note, file_kind) if field and note is not None else None
+
+
+def return_notes_for_export(
+    documents: QuerySet[FiscalDocument], issued_in: Mapping[str, str]
+) -> QuerySet[FiscalReturnNote]:
+    """The NF-e de devolução beside an export of sale notes (`documents`, the list's selection): those authorized in
+    the period the list filters by (`issued_in`: its `issued_at__…` parameters — an entrada of the month counts in
+    that month, whatever month its sale was), else those that reference a selected sale. The first asked first."""
+    notes = FiscalReturnNote.objects.select_related("document")
+    notes = notes.filter(**issued_in) if issued_in else notes.filter(document__in=documents.order_by().values("pk"))
+    return notes.order_by("issued_at", "id")
 
 
 def blocked_order_refs(*, order_refs: Iterable[str] | None = None, limit: int = 200) -> list[str]:

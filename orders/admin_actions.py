@@ -14,6 +14,7 @@ from orders.selectors import failed_refunds_to_pay_outside, orders_sharing_track
 from orders.services import (
     adjustment_failed_refund_offline,
     adjustment_mark_refund_result,
+    adjustment_refund_retry,
     adjustment_settle_offline,
     expectation_merge,
     expectation_split,
@@ -35,6 +36,7 @@ from orders.services import (
     return_request_receive,
     return_request_refund,
     return_request_refund_offline,
+    return_request_refund_retry,
     return_request_reject,
 )
 from orders.services._common import refundable_amount
@@ -55,8 +57,10 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     "refund": ("orders.refund_order", _("Reembolsar"), forms.RefundForm),
     "refund-result": ("orders.refund_order", _("Resultado de reembolso"), forms.RefundResultForm),
     "refund-offline": ("orders.refund_order", _("Marcar como reembolsado (fora da loja)"), forms.RefundOfflineForm),
-    # A refund the PSP refused, paid by the shop itself (transfer, cash).
-    "refund-outside": ("orders.refund_order", _("Marcar como reembolsado por fora"), forms.FailedRefundOfflineForm),
+    # A refund the PSP refused: asked of it again (the same one, not a second refund), or paid by the shop itself
+    # (transfer, cash).
+    "refund-retry": ("orders.refund_order", _("Tentar de novo o reembolso"), forms.FailedRefundRetryForm),
+    "refund-outside": ("orders.refund_order", _("Marcar como pago por fora"), forms.FailedRefundOfflineForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
     # A return the buyer (order page) or the platform (BCP order_actions) asked for: approve, receive, refund.
     "return-request": ("orders.refund_order", _("Devolução solicitada"), forms.ReturnRequestStepForm),
@@ -100,13 +104,17 @@ def available_actions(order: Order) -> list[str]:
         # its "Itens recebidos" records the return: "Registrar devolução" left the request "Aprovada" for good and
         # its refund without the freight the request gives back (QA walk).
         offered.append("return")
-    if refundable_amount(order) > 0:
+    failed = bool(failed_refunds_to_pay_outside(order))
+    return_failed = ReturnRequest.objects.filter(order=order, status="refund_failed").exists()
+    if refundable_amount(order) > 0 and not failed and not return_failed:
+        # While a refused refund waits for staff's decision, a fresh "Reembolsar" beside it read as a second refund
+        # of the same money: the failed one is tried again or paid outside first (here, or on its return).
         offered.append("refund")
     if order.adjustments.filter(type="refund", status="pending").exists():
         # Paid outside the shop: no PSP answers, staff give the money back themselves and say how.
         offered.append("refund-result" if refund_goes_through_psp(order) else "refund-offline")
-    if failed_refunds_to_pay_outside(order):
-        offered.append("refund-outside")
+    if failed:
+        offered += ["refund-retry", "refund-outside"]
     if order.status in ("placed", "partially_shipped"):
         offered.append("cancel")
     if ReturnRequest.objects.filter(order=order, status__in=tuple(forms.ReturnRequestStepForm.NEXT_STEPS)).exists():
@@ -227,6 +235,13 @@ def perform_action(
         return str(_("Reembolso de %(amount)s registrado como feito pela loja.")) % {
             "amount": format_brl(-adjustment.amount)
         }
+    if slug == "refund-retry":
+        adjustment, changed = adjustment_refund_retry(adjustment_id=data["adjustment"], actor=actor)
+        if not changed:
+            return str(_("Este reembolso já foi tentado de novo; nada mudou."))
+        if note := by_hand_refund_message(order, -adjustment.amount):
+            return note
+        return str(_("Reembolso de %(amount)s solicitado de novo.")) % {"amount": format_brl(-adjustment.amount)}
     if slug == "refund-outside":
         adjustment, changed = adjustment_failed_refund_offline(
             adjustment_id=data["adjustment"], means=data["means"], note=data.get("note", ""), actor=actor
@@ -390,6 +405,7 @@ _NOTHING_CHANGED = {
     "receive": _("Os itens desta devolução já estavam recebidos; nada mudou."),
     "refund": _("Esta devolução já estava reembolsada; nada mudou."),
     "refund_offline": _("Esta devolução já estava reembolsada; nada mudou."),
+    "retry": _("Esta devolução já estava reembolsada; nada mudou."),
 }
 
 
@@ -411,6 +427,13 @@ def _return_request_step(order: Order, data: dict, actor: str) -> str:
         success = str(_("Reembolso de %(amount)s da devolução registrado como feito pela loja, por fora.")) % {
             "amount": format_brl(done.request.refund_amount)
         }
+    elif step == "retry":
+        done = return_request_refund_retry(return_id=return_id, actor=actor)
+        success = str(_("Reembolso de %(amount)s da devolução solicitado de novo.")) % {
+            "amount": format_brl(done.request.refund_amount)
+        }
+        if note := by_hand_refund_message(order, done.request.refund_amount):
+            success = note
     else:
         done = return_request_refund(return_id=return_id, amount=data.get("amount"), actor=actor)
         success = str(_("Reembolso de %(amount)s da devolução solicitado.")) % {

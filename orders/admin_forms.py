@@ -344,6 +344,33 @@ class FailedRefundOfflineForm(RefundOfflineForm):
             ) % {"amount": format_brl(-failed[0].amount)}
 
 
+class FailedRefundRetryForm(OrderActionForm):
+    """A refund the PSP refused, asked of it again: the same amount, reason and items (not a second refund), after
+    the tick naming the sum, as every action that sends money does."""
+
+    adjustment = forms.ChoiceField(label=_("Reembolso que falhou"))
+    confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor que falhou"), required=False)
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.failed = {a.public_id: a for a in failed_refunds_to_pay_outside(order)}
+        self.fields["adjustment"].choices = [
+            (a.public_id, f"{format_brl(-a.amount)} — {a.description}") for a in self.failed.values()
+        ]
+        self.fields["adjustment"].help_text = _(
+            "O mesmo valor, pelo mesmo meio de pagamento do pedido; o reembolso que falhou continua registrado."
+        )
+        if len(self.failed) == 1:
+            self.fields["confirm"].label = refund_confirm_label(-next(iter(self.failed.values())).amount)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        failed = self.failed.get(data.get("adjustment") or "")
+        if failed is not None and not data.get("confirm"):
+            self.add_error("confirm", refund_confirm_missing(-failed.amount))
+        return data
+
+
 class BuyerContactForm(OrderActionForm):
     """The buyer's name, e-mail and phone as the order has them, for staff to correct a typo."""
 
@@ -655,21 +682,24 @@ class ReturnRequestStepForm(OrderActionForm):
         "reject": _("Recusar devolução"),
         "receive": _("Confirmar recebimento"),
         "refund": _("Reembolsar"),
-        "refund_offline": _("Marcar como reembolsado por fora"),
+        "retry": _("Tentar de novo"),
+        "refund_offline": _("Marcar como pago por fora"),
     }
-    # A refund that failed (the PSP refused it) is refunded again from here, or recorded as paid by the shop outside
-    # it (transfer, cash: the merchant often pays it so); a pending one waits for its answer.
+    # A refund that failed (the PSP refused it) is asked again, the same amount ("Tentar de novo": not a fresh
+    # "Reembolsar", which read as a second refund), or recorded as paid by the shop outside it (transfer, cash: the
+    # merchant often pays it so); a pending one waits for its answer.
     NEXT_STEPS = {
         "requested": ("approve", "reject"),
         "approved": ("receive", "reject"),
         "received": ("refund",),
-        "refund_failed": ("refund", "refund_offline"),
+        "refund_failed": ("retry", "refund_offline"),
     }
     STEP_FIELDS = {
         "approve": {"note"},
         "reject": {"note"},
         "receive": {"restock"},
         "refund": {"amount", "confirm"},
+        "retry": {"confirm"},
         "refund_offline": {"means", "offline_note"},
     }
     submit_field = "step"
@@ -691,7 +721,7 @@ class ReturnRequestStepForm(OrderActionForm):
     )
     # "Reembolsar" moves money: the same tick as the order's refund, naming the sum (clean() refuses without it).
     confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
-    # "Marcar como reembolsado por fora": how the shop paid the failed refund itself (the offline refund's fields).
+    # "Marcar como pago por fora": how the shop paid the failed refund itself (the offline refund's fields).
     means = forms.ChoiceField(
         label=_("Como a loja devolveu o valor (por fora)"), choices=OFFLINE_MEANS, widget=forms.RadioSelect,
         required=False,
@@ -741,6 +771,8 @@ class ReturnRequestStepForm(OrderActionForm):
             self.fields["means"].help_text = _(
                 "Só depois de devolver %(amount)s ao comprador fora da loja: nada é enviado ao PSP."
             ) % {"amount": format_brl(chosen.refund_amount)}
+        if chosen is not None and chosen.status == "refund_failed" and "confirm" in self.fields:
+            self.fields["confirm"].label = refund_confirm_label(chosen.refund_amount)  # the sum that failed
         if "amount" not in self.fields:
             return
         posted = _posted_amount(self)
@@ -776,6 +808,10 @@ class ReturnRequestStepForm(OrderActionForm):
                 self.add_error("means" if "means" in self.fields else None, _("Escolha como o valor foi devolvido."))
             elif data["means"] == "outro" and not (data.get("offline_note") or "").strip():
                 self.add_error("offline_note", _("Conte como o valor foi devolvido."))
+        if data.get("step") == "retry" and not data.get("confirm") and self.chosen is not None:
+            self.add_error(
+                "confirm" if "confirm" in self.fields else None, refund_confirm_missing(self.chosen.refund_amount)
+            )
         if data.get("step") == "refund" and not data.get("confirm"):
             amount = self._refund_amount(data.get("amount"))
             if amount:  # nothing to confirm when no money moves ("Devolução encerrada sem reembolso")

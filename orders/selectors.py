@@ -315,8 +315,9 @@ def adjustment_payload(adjustment: Adjustment) -> dict[str, Any]:
 
 
 def failed_refunds_to_pay_outside(order: Order) -> list[Adjustment]:
-    """The order's own refunds the PSP refused (not a return's: its request has its own "por fora" step) that the
-    shop has not recorded as paid outside yet: what "Marcar como reembolsado por fora" may settle."""
+    """The order's own refunds the PSP refused (not a return's: its request has its own steps) that staff have
+    neither asked again nor recorded as paid outside yet: what "Tentar de novo o reembolso" and "Marcar como pago
+    por fora" may settle, once each."""
     failed = list(
         Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND, status=AdjustmentStatus.FAILED).order_by(
             "occurred_at", "id"
@@ -327,8 +328,12 @@ def failed_refunds_to_pay_outside(order: Order) -> list[Adjustment]:
     taken = {
         str(public_id)
         for public_id in OrderEvent.objects.filter(order=order)
-        .filter(Q(kind="return_refund_failed") | Q(kind="refund_completed", data__has_key="pays"))
-        .annotate(named=Coalesce(KT("data__pays"), KT("data__adjustment_id")))
+        .filter(
+            Q(kind="return_refund_failed")
+            | Q(kind="refund_completed", data__has_key="pays")
+            | Q(kind="refund_requested", data__has_key="retries")
+        )
+        .annotate(named=Coalesce(KT("data__pays"), KT("data__retries"), KT("data__adjustment_id")))
         .values_list("named", flat=True)
         if public_id
     }

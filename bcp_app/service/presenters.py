@@ -419,7 +419,9 @@ def order(order_model: Any, ctx: RequestContext | None) -> dict[str, Any]:
     capabilities: dict[str, list[dict[str, str]]] = {ORDER: [{"version": version}]}
     if ctx is not None and ctx.has(FISCAL_DOCUMENT):
         capabilities[FISCAL_DOCUMENT] = [{"version": ctx.capabilities[FISCAL_DOCUMENT]}]
-        payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id)
+        # Its NF-e de devolução are read only for an order goods came back to (a return adjustment): no query else.
+        returned = any(item.get("type") == "return" for item in payload.get("adjustments") or ())
+        payload["fiscal_documents"] = fiscal_documents_bcp(order_model.public_id, returns=returned)
     if ctx is not None and ctx.has(ORDER_ACTIONS):
         capabilities[ORDER_ACTIONS] = [{"version": ctx.capabilities[ORDER_ACTIONS]}]
         payload.update(order_actions_bcp(order_model, now=timezone.now()))  # read live, as the NF-e

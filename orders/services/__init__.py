@@ -7,6 +7,7 @@ from orders.errors import OrderError, OrderNotFound
 from orders.services.adjustments import (
     adjustment_failed_refund_offline,
     adjustment_mark_refund_result,
+    adjustment_refund_retry,
     adjustment_settle_offline,
     order_cancel,
     order_refund,
@@ -56,6 +57,7 @@ from orders.services.returns import (
     return_request_receive,
     return_request_refund,
     return_request_refund_offline,
+    return_request_refund_retry,
     return_request_reject,
 )
 
@@ -66,6 +68,7 @@ __all__ = [
     "ReturnStep",
     "adjustment_failed_refund_offline",
     "adjustment_mark_refund_result",
+    "adjustment_refund_retry",
     "adjustment_settle_offline",
     "clean_tracking",
     "correios_code_valid",
@@ -109,5 +112,6 @@ __all__ = [
     "return_request_receive",
     "return_request_refund",
     "return_request_refund_offline",
+    "return_request_refund_retry",
     "return_request_reject",
 ]

@@ -116,9 +116,11 @@ def _create_refund(
     pairs: Sequence[tuple[OrderLine, int]],
     actor: str,
     through_psp: bool | None = None,
+    retries: str = "",
 ) -> Adjustment:
     """Inside the caller's transaction, with the order locked: the refund adjustment and its side effects.
-    `through_psp` False: staff pay it outside the shop (`refund_paid_outside`), nothing goes to payments."""
+    `through_psp` False: staff pay it outside the shop (`refund_paid_outside`), nothing goes to payments.
+    `retries`: the failed refund this one asks again (on its timeline line, so that one is settled once)."""
     _check_refundable(order, amount, field="amount")
     adjustment = Adjustment.objects.create(
         order=order,
@@ -130,12 +132,15 @@ def _create_refund(
         description=reason,
         occurred_at=timezone.now(),
     )
+    brl = format_brl(amount, language=PT_BR)
     timeline(
         order,
         "refund_requested",
-        f"Reembolso de {format_brl(amount, language=PT_BR)} solicitado: {reason}",
+        f"Reembolso de {brl} solicitado de novo (o anterior falhou): {reason}"
+        if retries
+        else f"Reembolso de {brl} solicitado: {reason}",
         actor=actor,
-        data={"adjustment_id": adjustment.public_id, "amount": amount},
+        data={"adjustment_id": adjustment.public_id, "amount": amount, **({"retries": retries} if retries else {})},
     )
     if refund_goes_through_psp(order) if through_psp is None else through_psp:
         # The shop forwards this to payments (Pix devolução, or the card estorno at the gateway); the result comes
@@ -293,8 +298,8 @@ def _return_follows_refund(order: Order, adjustment: Adjustment, *, actor: str =
     timeline(
         order,
         "return_refund_failed",
-        f"Reembolso da devolução {request.public_id} falhou: {brl} não voltaram ao comprador; peça de novo com "
-        "Reembolsar na devolução.",
+        f"Reembolso da devolução {request.public_id} falhou: {brl} não voltaram ao comprador; na devolução, use "
+        "“Tentar de novo” ou, se a loja pagou por outro meio, “Marcar como pago por fora”.",
         actor=actor,
         internal=True,  # an instruction to staff, not news for the buyer
         data={"return_id": request.public_id, "adjustment_id": adjustment.public_id},
@@ -404,13 +409,7 @@ def adjustment_failed_refund_offline(
     the buyer outside the shop: the same amount and items are recorded as a refund paid outside
     (`refund_paid_outside`); nothing goes to the PSP. Returns the completed refund and whether it is new: a second
     one for the same failed refund (a double click, a second tab) changes nothing."""
-    found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
-    if found is None:
-        raise OrderError("adjustment", _("Reembolso não encontrado."), code="not_found")
-    order = lock_order(found)
-    failed = Adjustment.objects.get(public_id=adjustment_id)
-    if failed.type != AdjustmentType.REFUND:
-        raise OrderError("adjustment", _("Este ajuste não é um reembolso."), code="not_a_refund")
+    order, failed = _failed_refund_locked(adjustment_id)
     earlier = OrderEvent.objects.filter(order=order, kind="refund_completed", data__pays=adjustment_id).first()
     if earlier is not None:
         return Adjustment.objects.get(public_id=earlier.data["adjustment_id"]), False
@@ -419,7 +418,7 @@ def adjustment_failed_refund_offline(
     ):
         raise OrderError(
             "adjustment",
-            _("Só um reembolso que falhou pode ser marcado como reembolsado por fora."),
+            _("Só um reembolso que falhou pode ser marcado como pago por fora."),
             code="invalid_status",
         )
     known = lock_lines(order)
@@ -429,6 +428,41 @@ def adjustment_failed_refund_offline(
         pays=adjustment_id,
     )  # fmt: skip
     return paid, True
+
+
+def _failed_refund_locked(adjustment_id: str) -> tuple[Order, Adjustment]:
+    """The order (locked) and the refund `adjustment_id` of it; refuses an unknown id or another kind of ajuste."""
+    found = Adjustment.objects.filter(public_id=adjustment_id).values_list("order__public_id", flat=True).first()
+    if found is None:
+        raise OrderError("adjustment", _("Reembolso não encontrado."), code="not_found")
+    order = lock_order(found)
+    failed = Adjustment.objects.get(public_id=adjustment_id)
+    if failed.type != AdjustmentType.REFUND:
+        raise OrderError("adjustment", _("Este ajuste não é um reembolso."), code="not_a_refund")
+    return order, failed
+
+
+@transaction.atomic
+def adjustment_refund_retry(*, adjustment_id: str, actor: str = "") -> tuple[Adjustment, bool]:
+    """The PSP refused an order's refund (`failed`, not a return's: its request has its own "Tentar de novo") and
+    staff ask the same refund again: a new refund of the same amount, reason and items through the outbox — still at
+    most what was paid and not refunded (`refund_exceeds_paid`). The failed one stays failed (BCP §7) and is no
+    longer offered to retry or to pay outside. Returns the new refund and whether it is new: a second retry of the
+    same failed refund (a double click, a second tab) returns the first and changes nothing."""
+    order, failed = _failed_refund_locked(adjustment_id)
+    earlier = OrderEvent.objects.filter(order=order, kind="refund_requested", data__retries=adjustment_id).first()
+    if earlier is not None:
+        return Adjustment.objects.get(public_id=earlier.data["adjustment_id"]), False
+    if failed.status != AdjustmentStatus.FAILED or all(
+        a.public_id != adjustment_id for a in failed_refunds_to_pay_outside(order)
+    ):
+        raise OrderError("adjustment", _("Só um reembolso que falhou pode ser tentado de novo."), code="invalid_status")
+    known = lock_lines(order)
+    pairs = [(known[item["id"]], -int(item["quantity"])) for item in failed.line_items if item["id"] in known]
+    retried = _create_refund(
+        order, amount=-failed.amount, reason=failed.description, pairs=pairs, actor=actor, retries=adjustment_id
+    )
+    return retried, True
 
 
 @transaction.atomic

@@ -448,3 +448,16 @@ def return_request_refund(*, return_id: str, amount: int | None = None, actor: s
     if not amount:
         notify_changed(order, "return_refunded")  # order_refund announced the refund otherwise
     return ReturnStep(request, changed=True)
+
+
+@transaction.atomic
+def return_request_refund_retry(*, return_id: str, actor: str = "") -> ReturnStep:
+    """The PSP refused the return's refund (`refund_failed`) and staff ask the same refund again: the amount the
+    failed one asked (`refund_amount`), through `return_request_refund` (the outbox; at most what was paid and not
+    refunded). The failed refund adjustment stays failed. A second retry (pending or done) changes nothing."""
+    _order, request = _lock_request(return_id)  # the order first, as every step
+    if request.status in (ReturnStatus.REFUNDED, ReturnStatus.REFUND_PENDING):
+        return ReturnStep(request, changed=False)
+    if request.status != ReturnStatus.REFUND_FAILED:
+        raise _wrong_step(request, ReturnStatus.REFUND_FAILED)
+    return return_request_refund(return_id=return_id, amount=request.refund_amount, actor=actor)

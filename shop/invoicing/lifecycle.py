@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -42,7 +43,16 @@ from kernel.compiled import compiled
 from kernel.rows import unchanged
 from kernel.tasks import enqueue_on_commit
 from orders.errors import OrderNotFound
-from orders.models import Order, OrderStatus, PaymentStatus, ReturnRequest, ReturnStatus
+from orders.models import (
+    Adjustment,
+    AdjustmentStatus,
+    AdjustmentType,
+    Order,
+    OrderStatus,
+    PaymentStatus,
+    ReturnRequest,
+    ReturnStatus,
+)
 from orders.services import order_event_record, order_event_row
 from shop.invoicing.invoice import build_invoice
 
@@ -131,36 +141,74 @@ RETURN_RECEIVED = (
 )
 
 
-@transaction.atomic
-def fiscal_issue_return_note(*, order_id: str, return_id: str, actor: str = "") -> FiscalReturnNote:
-    """Admin: the NF-e de devolução (entrada) of a received return of the order, referencing its authorized NF-e
-    with the units that came back (`fiscal.services.document_request_return`); the provider call runs later, in the
-    fiscal job. Once per return (a double click returns the same note; a rejected one is asked again). Raises
-    OrderNotFound, or ReturnNoteRefused with the reason in Portuguese (nothing written)."""
-    order = Order.objects.select_for_update().filter(public_id=order_id).first()
-    if order is None:
-        raise OrderNotFound("order_id")
-    request = ReturnRequest.objects.filter(order=order, public_id=return_id).first()
-    if request is None:
-        raise ReturnNoteRefused(gettext("Devolução não encontrada neste pedido."))
-    if request.status not in RETURN_RECEIVED:
-        raise ReturnNoteRefused(
-            gettext(
-                "A NF-e de devolução registra a entrada dos itens: marque antes a devolução como recebida (“Itens "
-                "recebidos”)."
-            )
-        )
+@dataclass(frozen=True)
+class ReceivedReturn:
+    """Goods that came back to the shop: a buyer's or agent's return request once received (`ret_…`), or a return
+    staff recorded themselves with "Registrar devolução" (its return adjustment, `adj_…`). `ref` is what the NF-e de
+    devolução is kept under; `line_items`: [{"id": "li_…", "quantity": n ≥ 1}]."""
+
+    ref: str
+    line_items: list[dict[str, Any]]
+
+
+def received_returns(order: Order) -> list[ReceivedReturn]:
+    """The order's returns whose goods came back, the first first (two queries): the received requests, then the
+    returns staff recorded without one (a request's own return adjustment is the request's, not listed twice)."""
+    requests = list(ReturnRequest.objects.filter(order=order, status__in=RETURN_RECEIVED).order_by("created_at", "id"))
+    taken = {request.return_adjustment_id for request in requests}
+    recorded = (
+        Adjustment.objects.filter(order=order, type=AdjustmentType.RETURN, status=AdjustmentStatus.COMPLETED)
+        .exclude(public_id__in=taken)
+        .order_by("occurred_at", "id")
+    )
+    returns = [ReceivedReturn(request.public_id, list(request.line_items)) for request in requests]
+    for adjustment in recorded:
+        items = [
+            {"id": item["id"], "quantity": abs(int(item["quantity"]))}
+            for item in adjustment.line_items or ()
+            if int(item.get("quantity") or 0)
+        ]
+        if items:  # a parcel back with the carrier (returned to sender) names no items: nothing entered
+            returns.append(ReceivedReturn(adjustment.public_id, items))
+    return returns
+
+
+def _request_return_note(order: Order, received: ReceivedReturn, *, actor: str) -> FiscalReturnNote:
+    """With the order locked and `_LOCKED`/`_ACTOR` set: ask the note of `received` (SKU → units)."""
     skus = dict(order.lines.values_list("public_id", "sku"))
     quantities: dict[str, int] = {}
-    for item in request.line_items:
+    for item in received.line_items:
         sku = skus.get(str(item.get("id")))
         if sku:
             quantities[sku] = quantities.get(sku, 0) + int(item.get("quantity") or 0)
+    return document_request_return(
+        order_ref=order.public_id, return_ref=received.ref, quantities=quantities, actor=actor
+    )
+
+
+@transaction.atomic
+def fiscal_issue_return_note(*, order_id: str, return_id: str, actor: str = "") -> FiscalReturnNote:
+    """Admin: the NF-e de devolução (entrada) of a received return of the order — a buyer's request (`ret_…`) or a
+    return staff recorded (`adj_…`) — referencing its authorized NF-e with the units that came back
+    (`fiscal.services.document_request_return`); the provider call runs later, in the fiscal job. Once per return
+    (a double click returns the same note; a rejected one is asked again). Raises OrderNotFound, or
+    ReturnNoteRefused with the reason in Portuguese (nothing written)."""
+    order = Order.objects.select_for_update().filter(public_id=order_id).first()
+    if order is None:
+        raise OrderNotFound("order_id")
+    received = next((r for r in received_returns(order) if r.ref == return_id), None)
+    if received is None:
+        if ReturnRequest.objects.filter(order=order, public_id=return_id).exists():
+            raise ReturnNoteRefused(
+                gettext(
+                    "A NF-e de devolução registra a entrada dos itens: marque antes a devolução como recebida (“Itens "
+                    "recebidos”)."
+                )
+            )
+        raise ReturnNoteRefused(gettext("Devolução não encontrada neste pedido."))
     tokens = (_LOCKED.set(order), _ACTOR.set(actor[:150]))  # the timeline events need no second lock
     try:
-        return document_request_return(
-            order_ref=order.public_id, return_ref=request.public_id, quantities=quantities, actor=actor
-        )
+        return _request_return_note(order, received, actor=actor)
     finally:
         _ACTOR.reset(tokens[1])
         _LOCKED.reset(tokens[0])
@@ -298,14 +346,34 @@ def _blocked_at_once(read: Order, invoice: dict[str, Any], problems: list[str]) 
 
 
 def _note_return(order: Order) -> None:
-    """A return after an authorized NF-e: the merchant issues an NF-e de devolução (entrada); say so."""
+    """Goods came back after an authorized NF-e: their NF-e de devolução (entrada) is due. A shop that issues its
+    notes itself (`FISCAL_ISSUE_ON` not off) asks it now, for each received return without one, as it asked the
+    sale's: the note only records what staff confirmed came back, at the sale's values, so nothing waits on a
+    person, and the accountant's month has every entrada. What cannot be asked (the sale's data missing, more units
+    than the note sold) and a shop issuing by hand get a staff line saying the note is due; the NF-e box keeps the
+    button."""
     document = FiscalDocument.objects.filter(order_ref=order.public_id, status=FiscalDocument.Status.AUTHORIZED).first()
-    if document is not None:
+    if document is None:
+        return
+    due = f"Devolução registrada: emita a NF-e de devolução referenciando a chave {document.access_key}."
+    if settings.FISCAL_ISSUE_ON == "off":
         order_event_record(
-            order_id=order.public_id, kind="fiscal_return_note",
-            message=f"Devolução registrada: emita a NF-e de devolução referenciando a chave {document.access_key}.",
+            order_id=order.public_id, kind="fiscal_return_note", message=due,
             data={"access_key": document.access_key}, locked=order,
         )  # fmt: skip
+        return
+    asked = set(document.return_notes.values_list("return_ref", flat=True))
+    for received in received_returns(order):
+        if received.ref in asked:
+            continue  # issued, in flight, or rejected (staff decide on "Emitir novamente")
+        try:
+            with transaction.atomic():  # a refusal leaves nothing half-written beside the other returns' notes
+                _request_return_note(order, received, actor="")
+        except ReturnNoteRefused as refused:
+            order_event_record(
+                order_id=order.public_id, kind="fiscal_return_note", message=f"{due} {refused}",
+                data={"access_key": document.access_key, "return_id": received.ref}, locked=order,
+            )  # fmt: skip
 
 
 def on_document_changed(
@@ -324,7 +392,8 @@ def on_document_changed(
         order_event_record(
             order_id=order_ref, kind=f"fiscal_{event}", message=message,
             internal=event not in BUYER_VISIBLE_EVENTS, data=data,
-            notify=event in BUYER_VISIBLE_EVENTS,  # order webhooks carry fiscal_documents when negotiated
+            # Order webhooks carry fiscal_documents when negotiated: an authorized devolução note is news there too.
+            notify=event in BUYER_VISIBLE_EVENTS or event == "return_note_authorized",
             # The buyer gets the DANFE link once per authorized note (the e-mail outbox row is unique).
             email="invoice" if event == "authorized" else "",
             email_ref=f"nfe:{data.get('access_key', '')}" if event == "authorized" else "",

@@ -44,13 +44,13 @@ from fiscal.services import (
     cancel_deadline,
 )
 from orders.errors import OrderNotFound
-from orders.models import Order, OrderStatus, ReturnRequest
+from orders.models import Order, OrderStatus
 from shop.invoicing.lifecycle import (
-    RETURN_RECEIVED,
     fiscal_cancel_and_reissue,
     fiscal_correct,
     fiscal_issue_return_note,
     fiscal_reissue,
+    received_returns,
 )
 
 REISSUABLE = {None, FiscalDocument.Status.REJECTED}
@@ -109,13 +109,14 @@ def _corrections_context(request: HttpRequest, order: Order, document: FiscalDoc
 
 
 def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDocument | None) -> dict[str, Any]:
-    """The order's received returns with their NF-e de devolução (status, number, chave, DANFE and XML) and, for a
-    return whose goods have no note yet (or a rejected one) while the sale's note is authorized, the button that
-    issues it (to whom may issue notes). Two queries for an order with an NF-e; none without one."""
+    """The order's received returns — a buyer's request or a return staff recorded — with their NF-e de devolução
+    (status, number, chave, DANFE and XML); a return whose goods have no note yet reads as due, and, while the sale's
+    note is authorized, the button that issues it (or issues a rejected one again) is there for whom may issue
+    notes. Three queries for an order with an NF-e; none without one."""
     if document is None:
         return {}  # a devolução references the sale's note: nothing to list or issue yet
     notes = {note.return_ref: note for note in return_notes_of_order(order.public_id)}
-    returns = list(ReturnRequest.objects.filter(order=order, status__in=RETURN_RECEIVED).order_by("created_at", "id"))
+    returns = received_returns(order)
     if not returns and not notes:
         return {}
     titles = dict(order.lines.values_list("public_id", "title"))
@@ -126,10 +127,11 @@ def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDo
     )
     entries = []
     for ret in returns:
-        note = notes.get(ret.public_id)
+        note = notes.get(ret.ref)
         entries.append(
             {
-                "return_id": ret.public_id,
+                "return_id": ret.ref,
+                "recorded_by_staff": not ret.ref.startswith("ret_"),
                 "items": ", ".join(
                     f"{int(item.get('quantity') or 0)} × {titles.get(str(item.get('id')), item.get('id'))}"
                     for item in ret.line_items
@@ -140,7 +142,11 @@ def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDo
                 "can_issue": issuable and (note is None or note.status == FiscalReturnNote.Status.REJECTED),
             }
         )
-    return {"return_notes": entries, "return_note_url": reverse("shop_fiscal_return_note", args=[order.public_id])}
+    return {
+        "return_notes": entries,
+        "return_notes_due": sum(1 for entry in entries if entry["note"] is None),
+        "return_note_url": reverse("shop_fiscal_return_note", args=[order.public_id]),
+    }
 
 
 def _file_urls(document: FiscalDocument) -> dict[str, str]:
@@ -182,6 +188,18 @@ def permalink_panel(request: HttpRequest, order: Order) -> str:
     if document is None or document.status == FiscalDocument.Status.REJECTED:
         return ""  # a rejection is the merchant's to fix; the buyer sees nothing broken
     key = document.access_key
+    # The NF-e de devolução of goods the buyer sent back, once authorized: theirs to keep beside the sale's note.
+    issued = document.status == FiscalDocument.Status.AUTHORIZED  # a cancelled sale has nothing to send back
+    returned = [
+        {
+            "note": note,
+            "access_key_display": " ".join(note.access_key[i : i + 4] for i in range(0, len(note.access_key), 4)),
+            "danfe_url": return_note_file_path(note.document, note, "danfe"),
+            "xml_url": return_note_file_path(note.document, note, "xml"),
+        }
+        for note in (return_notes_of_order(order.public_id) if issued else ())
+        if note.status == FiscalReturnNote.Status.AUTHORIZED
+    ]
     registered = [
         letter for letter in corrections_of_document(document) if letter.status == FiscalCorrection.Status.REGISTERED
     ]
@@ -194,6 +212,7 @@ def permalink_panel(request: HttpRequest, order: Order) -> str:
             "access_key_display": " ".join(key[i : i + 4] for i in range(0, len(key), 4)),
             "danfe_url": file_path(document, "danfe"),
             "xml_url": file_path(document, "xml"),
+            "return_notes": returned,
         },
         request=request,
     )

@@ -7,13 +7,15 @@ from typing import Any
 
 from django.conf import settings
 
-from fiscal.models import FiscalDocument
+from fiscal.models import FiscalDocument, FiscalReturnNote
 from fiscal.selectors import (
     document_for_order,
     documents_for_orders,
     documents_of_order,
     file_path,
     note_totals_for_orders,
+    return_note_file_path,
+    return_notes_of_order,
 )
 from orders.models import Order
 
@@ -22,7 +24,7 @@ def _absolute(path: str) -> str | None:
     return f"{settings.BCP_PUBLIC_URL.rstrip('/')}{path}" if path else None
 
 
-def _ibs_cbs(document: FiscalDocument) -> dict[str, int] | None:
+def _ibs_cbs(document: FiscalDocument | FiscalReturnNote) -> dict[str, int] | None:
     """The note's IBSCBSTot (NT 2025.002, W34) in centavos; None when the note carries no IBS/CBS."""
     totals = document.ibs_cbs_totals or {}
     if not totals:
@@ -50,14 +52,36 @@ def fiscal_document_view(document: FiscalDocument) -> dict[str, Any]:
     }
 
 
-def fiscal_documents_bcp(order_ref: str) -> list[dict[str, Any]]:
+def return_note_view(note: FiscalReturnNote) -> dict[str, Any]:
+    """An NF-e de devolução in the shape of the sale's note, with what tells it apart: `purpose` "return", the
+    sale's chave it references and the return it records (`ret_…` request or `adj_…` return adjustment)."""
+    sale = note.document
+    return {
+        "type": sale.doc_type,
+        "purpose": "return",
+        "status": note.status,
+        "access_key": note.access_key or None,
+        "number": note.number,
+        "series": note.series,
+        "issued_at": note.issued_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if note.issued_at else None,
+        "danfe_url": _absolute(return_note_file_path(sale, note, "danfe")),
+        "xml_url": _absolute(return_note_file_path(sale, note, "xml")),
+        "ibs_cbs": _ibs_cbs(note),
+        "referenced_access_key": sale.access_key or None,
+        "return_id": note.return_ref,
+    }
+
+
+def fiscal_documents_bcp(order_ref: str, *, returns: bool = True) -> list[dict[str, Any]]:
     """Every note of the order, the current one first, then those cancelled and reissued (`status: "cancelled"`,
-    their DANFE and XML still served: the buyer's accountant and the SEFAZ keep them). One query. Absent values are
-    omitted (the schema's style: optional members are left out)."""
-    return [
-        {key: value for key, value in fiscal_document_view(document).items() if value is not None}
-        for document in documents_of_order(order_ref)
-    ]
+    their DANFE and XML still served: the buyer's accountant and the SEFAZ keep them), then its NF-e de devolução
+    (`purpose: "return"`), the first asked first. One query, two when `returns` (the caller knows the order had goods
+    come back; without any, no note of entrada can exist). Absent values are omitted (the schema's style: optional
+    members are left out)."""
+    documents = [fiscal_document_view(document) for document in documents_of_order(order_ref)]
+    if returns and documents:
+        documents += [return_note_view(note) for note in return_notes_of_order(order_ref)]
+    return [{key: value for key, value in view.items() if value is not None} for view in documents]
 
 
 def fiscal_documents_for_order(order: Order) -> list[dict[str, Any]]:

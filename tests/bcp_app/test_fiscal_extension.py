@@ -194,3 +194,72 @@ def test_a_cancelled_and_reissued_nfe_lists_both_notes_current_first(
     ucp = {"UCP-Agent": headers["BCP-Agent"], "Authorization": headers["Authorization"]}
     over_ucp = client.get(f"/ucp/v1/orders/{order.public_id}", headers=ucp)
     assert (over_ucp.status_code, over_ucp.json()["fiscal_documents"]) == (200, body["fiscal_documents"])
+
+
+def test_an_nfe_de_devolucao_follows_the_sale_s_note_in_the_shape_of_a_note(
+    client: Client,
+    fake_platform: FakePlatform,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    """BCP-ORD-01 with the fiscal_document extension, merchant gap (closing note, session 47): the NF-e de devolução
+    the shop issued for goods that came back was on the admin only. The agent now reads it after the sale's note, in
+    the same shape (status, chave, number, series, DANFE and XML), marked `purpose: "return"` with the sale's chave it
+    references and the return it records; valid against the extension's schema. One more read, only for an order
+    goods came back to."""
+    from fiscal.models import FiscalReturnNote
+    from orders.models import Adjustment
+    from orders.services import order_mark_delivered, order_return, order_ship
+    from orders.types import LineQuantity
+
+    _platform, headers = _setup(fake_platform, settings, fiscal=True)
+    checkout = ready_checkout(client, headers)
+    complete(client, checkout["id"], headers)
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
+    order = Order.objects.get(checkout_id=checkout["id"])
+    line = order.lines.get()
+    item = {"sku": line.sku, "description": line.title, "ncm": "09012100", "cfop": "5102", "origin": "0", "unit": "UN",
+            "quantity": line.quantity_original, "unit_price": line.unit_price,
+            "total": line.unit_price * line.quantity_original}  # fmt: skip
+    with transaction.atomic():  # the demo store has no CNPJ: issued as the merchant would, as _authorized_order
+        document_request_issue(
+            order_ref=order.public_id, order_number=order.number,
+            invoice=invoice(order_ref=order.public_id, items=[item]), problems=[], reissue=True,
+        )  # fmt: skip
+    assert job_run(job_id=FiscalJob.objects.get(key__startswith=order.public_id).pk) == "authorized"
+    sale = FiscalDocument.objects.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    with django_capture_on_commit_callbacks(execute=True):  # staff record the return: its note is asked at once
+        order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="Desistiu")
+    recorded = Adjustment.objects.get(order=order, type="return")
+    job = FiscalJob.objects.get(action="return")
+    if job.status != FiscalJob.Status.DONE:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert job_run(job_id=job.pk) == "return_authorized"
+    note = FiscalReturnNote.objects.get()
+    sale.refresh_from_db()
+    # the platform hears of it as of the sale's note: an order webhook
+    events = WebhookDelivery.objects.filter(order_id=order.public_id).values_list("event", flat=True)
+    assert "fiscal_return_note_authorized" in events
+
+    call(client, "get", f"/orders/{order.public_id}", headers)  # the process's first read warms its caches
+    with django_assert_max_num_queries(3):  # the order, its notes, its devolução notes
+        body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+    base = settings.BCP_PUBLIC_URL.rstrip("/")
+    assert body["fiscal_documents"] == [
+        authorized_view(sale, settings.BCP_PUBLIC_URL),
+        {
+            "type": "nfe", "purpose": "return", "status": "authorized", "access_key": note.access_key,
+            "number": note.number, "series": note.series, "issued_at": note.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "danfe_url": f"{base}/fiscal/d/{sale.download_token}/dev-{recorded.public_id}-danfe",
+            "xml_url": f"{base}/fiscal/d/{sale.download_token}/dev-{recorded.public_id}-xml",
+            "referenced_access_key": sale.access_key, "return_id": recorded.public_id,
+        },
+    ]  # fmt: skip
+    assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
+    xml = client.get(body["fiscal_documents"][1]["xml_url"].removeprefix(base))
+    assert b"<finNFe>4</finNFe>" in b"".join(xml.streaming_content)

@@ -30,6 +30,7 @@ from orders.services import (
     return_request_receive,
     return_request_refund,
     return_request_refund_offline,
+    return_request_refund_retry,
 )
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
@@ -506,11 +507,12 @@ def test_a_return_whose_refund_the_psp_refuses_does_not_say_refunded_bcp_ord_09(
     staff_line = OrderEvent.objects.get(order=order, kind="return_refund_failed")
     assert staff_line.internal and staff_line.message == (
         f"Reembolso da devolução {return_id} falhou: R$ {line.unit_price // 100},{line.unit_price % 100:02d} não "
-        "voltaram ao comprador; peça de novo com Reembolsar na devolução."
+        "voltaram ao comprador; na devolução, use “Tentar de novo” ou, se a loja pagou por outro meio, “Marcar como "
+        "pago por fora”."
     )
-    # and staff refund it again: once the PSP pays it, the return is refunded
+    # and staff try it again (the same amount): once the PSP pays it, the return is refunded
     with django_capture_on_commit_callbacks(execute=True):
-        assert return_request_refund(return_id=return_id, actor="maria").changed
+        assert return_request_refund_retry(return_id=return_id, actor="maria").changed
     ret, refund = the_return()
     assert (ret["status"], refund["status"]) == ("refund_pending", "pending")
     again = PixRefund.objects.get(refund_id=ret["refund_adjustment_id"])
@@ -529,7 +531,7 @@ def test_a_return_whose_refund_the_psp_refused_paid_by_the_shop_outside_it_says_
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     """Merchant gap (closing note, session 46): a `refund_failed` return the shop pays back by transfer or cash
-    ("Marcar como reembolsado por fora") is `refunded` in Get Order and in the order webhook, its refund
+    ("Marcar como pago por fora") is `refunded` in Get Order and in the order webhook, its refund
     adjustment `completed`; nothing is sent to the PSP again."""
     from payments.models import PixRefund
 

@@ -54,8 +54,10 @@ def _requested(place_order) -> tuple[Order, ReturnRequest]:
 def _step(client: Client, order: Order, request: ReturnRequest, step: str, **extra: str) -> str:
     response = client.post(f"/admin/orders/order/{order.public_id}/action/return-request/",
                            {"request": request.public_id, "step": step,
-                            # "Reembolsar" asks for the tick naming the sum (a test without it passes confirm="")
-                            **({"confirm": "on"} if step == "refund" else {}), **extra}, follow=True)  # fmt: skip
+                            # "Reembolsar" and "Tentar de novo" ask for the tick naming the sum (a test without
+                            # it passes confirm="")
+                            **({"confirm": "on"} if step in ("refund", "retry") else {}), **extra},
+                           follow=True)  # fmt: skip
     assert response.status_code == 200
     return response.content.decode()
 

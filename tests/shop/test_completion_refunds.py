@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from orders.errors import OrderError
 from orders.models import Adjustment, Order
 from orders.services import fulfillment_event_create, order_refund, order_ship, return_request_create
 from orders.types import LineQuantity
@@ -89,7 +90,8 @@ def test_a_return_refund_the_psp_refuses_is_not_shown_refunded_and_can_be_refund
 ) -> None:
     """Agent walk (session 46): the queue and the order page said “Reembolsada” as soon as the refund was asked,
     and still after the PSP refused the devolução. Now: “Reembolso pendente”, then “Reembolso falhou” with a
-    staff line saying what to do, “Reembolsar” offered again, and “Reembolsada” once a refund is paid."""
+    staff line saying what to do, “Tentar de novo” (the same refund; merchant gap, session 47: a fresh
+    “Reembolsar” beside “por fora” read as a second refund) and “Reembolsada” once a refund is paid."""
     order, request, client = _return_refund_asked(django_capture_on_commit_callbacks, settings)
     assert request.status == "refund_pending" and _queue_statuses(client) == ["Reembolso pendente"]
     # when the PSP refuses the devolução
@@ -102,14 +104,25 @@ def test_a_return_refund_the_psp_refuses_is_not_shown_refunded_and_can_be_refund
     assert _queue_statuses(client) == ["Reembolso falhou"]
     page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert (
-        f"Reembolso da devolução {request.public_id} falhou: R$ 42,90 não voltaram ao comprador; peça de novo com "
-        "Reembolsar na devolução."
+        f"Reembolso da devolução {request.public_id} falhou: R$ 42,90 não voltaram ao comprador; na devolução, use "
+        "“Tentar de novo” ou, se a loja pagou por outro meio, “Marcar como pago por fora”."
     ) in page
-    # and “Reembolsar” again: the new refund paid, the return is refunded
+    # and the order offers no fresh “Reembolsar” beside it (it read as a second refund of the same money)
+    assert "/action/refund/" not in page
+    # the return offers “Tentar de novo” (the same R$ 42,90, after the tick naming it) and “Marcar como pago por fora”
     action = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
-    assert "Reembolsar" in action
+    assert 'value="retry">Tentar de novo</button>' in action
+    assert 'value="refund_offline">Marcar como pago por fora</button>' in action
+    assert 'value="refund">' not in action and 'name="amount"' not in action
+    assert "Confirmo o reembolso de R$ 42,90" in action
+    refused = _step(client, order, request, "retry", confirm="")
+    assert "Marque “Confirmo o reembolso de R$ 42,90” para reembolsar; nada foi reembolsado." in refused
+    assert PixRefund.objects.count() == 1
     with django_capture_on_commit_callbacks(execute=True):
-        assert "Reembolso de R$ 42,90 da devolução solicitado." in _step(client, order, request, "refund")
+        assert "Reembolso de R$ 42,90 da devolução solicitado de novo." in _step(client, order, request, "retry")
+    # a second click (a second tab) asks nothing more
+    _step(client, order, request, "retry")
+    assert PixRefund.objects.count() == 2
     request.refresh_from_db()
     again = PixRefund.objects.get(refund_id=request.refund_adjustment_id)
     assert again.pk != refund.pk
@@ -124,7 +137,7 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
     """Merchant gap (closing note, session 46): a `refund_failed` return could only be refunded again through the
-    PSP, while merchants often pay it by transfer or cash. “Marcar como reembolsado por fora” records it through
+    PSP, while merchants often pay it by transfer or cash. “Marcar como pago por fora” records it through
     the shop's offline-refund path: nothing goes to the PSP, the timeline says how, the return is `refunded` and
     the order's webhook say so (Get Order of an agent's return: tests/bcp_app/test_order_actions_rest.py). Staff
     without “refund_order” cannot."""
@@ -140,9 +153,9 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     assert request.status == "refund_failed"
     # given the action page offers paying it outside, naming the amount
     action = client.get(f"/admin/orders/order/{order.public_id}/action/return-request/").content.decode()
-    assert "Marcar como reembolsado por fora" in action
+    assert "Marcar como pago por fora" in action
     assert "Só depois de devolver R$ 42,90 ao comprador fora da loja: nada é enviado ao PSP." in action
-    # (on the return's own page: the order's “Marcar como reembolsado por fora” is for refunds of no return)
+    # (on the return's own page: the order's “Marcar como pago por fora” is for refunds of no return)
     assert "/action/refund-outside/" not in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     # when a staff member who may only view orders tries it, then nothing changes
     viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
@@ -193,7 +206,7 @@ def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
     """Follow-up of the return's “por fora” (session 47): a plain order refund (“Reembolsar” on the order, no
-    return) that the PSP refused could only be asked of the PSP again. “Marcar como reembolsado por fora” records
+    return) that the PSP refused could only be asked of the PSP again. “Marcar como pago por fora” records
     the shop's own transfer through the same offline path: nothing to the PSP, the timeline says how, Get Order has
     the refund completed (BCP §7: the failed adjustment stays failed). Staff without “refund_order” cannot."""
     from django.contrib.auth.models import Permission, User
@@ -214,7 +227,7 @@ def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     url = f"/admin/orders/order/{order.public_id}/action/refund-outside/"
     assert url in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     action = client.get(url).content.decode()
-    assert "Marcar como reembolsado por fora" in action
+    assert "Marcar como pago por fora" in action
     assert "Só depois de devolver R$ 15,00 ao comprador fora da loja: nada é enviado ao PSP." in action
     # when a staff member who may only view orders tries it, then nothing changes
     viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
@@ -254,6 +267,81 @@ def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     # and it is not offered again; a second post (a second tab) changes nothing
     assert url not in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     client.post(url, form)
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 2
+
+
+def test_an_order_refund_the_psp_refused_is_tried_again_not_refunded_a_second_time(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    """Merchant gap (closing note, session 47): after a refused refund the order page offered “Reembolsar” beside
+    “Marcar como reembolsado por fora”, a fresh refund that looked like a second one. Now it offers “Tentar de novo o
+    reembolso” (the same amount, reason and items, after the tick naming the sum) and “Marcar como pago por fora”,
+    once per failed refund, both still bounded by what was paid and not refunded."""
+    from orders.models import OrderEvent
+
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
+    order = paid_order(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        failed = order_refund(order_id=order.public_id, amount=1500, reason="Cliente desistiu de um item")
+    refund = PixRefund.objects.get(refund_id=failed.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    client = _refunder()
+    change = f"/admin/orders/order/{order.pk}/change/"
+    retry = f"/admin/orders/order/{order.public_id}/action/refund-retry/"
+    page = client.get(change).content.decode()
+    # the two ways out of the failure, and no fresh refund beside them
+    assert f'<a href="{retry}"' in page and ">Tentar de novo o reembolso<" in page
+    assert ">Marcar como pago por fora<" in page
+    assert f"/admin/orders/order/{order.public_id}/action/refund/" not in page
+    action = client.get(retry).content.decode()
+    assert "R$ 15,00 — Cliente desistiu de um item" in action and "Confirmo o reembolso de R$ 15,00" in action
+    # without the tick nothing is sent
+    refused = client.post(retry, {"adjustment": failed.public_id}).content.decode()
+    assert "Marque “Confirmo o reembolso de R$ 15,00” para reembolsar; nada foi reembolsado." in refused
+    assert PixRefund.objects.count() == 1
+    # when staff try it again
+    form = {"adjustment": failed.public_id, "confirm": "on"}
+    with django_capture_on_commit_callbacks(execute=True):
+        done = client.post(retry, form, follow=True).content.decode()
+    assert "Reembolso de R$ 15,00 solicitado de novo." in done
+    # then the PSP got a new devolução of the same amount; the refused one stays failed (BCP §7)
+    again = Adjustment.objects.filter(order=order, type="refund").exclude(pk=failed.pk).get()
+    assert (again.status, again.amount, again.description) == ("pending", -1500, "Cliente desistiu de um item")
+    assert PixRefund.objects.get(refund_id=again.public_id).amount == 1500
+    failed.refresh_from_db()
+    assert failed.status == "failed"
+    assert OrderEvent.objects.filter(order=order, kind="refund_requested").last().message == (
+        "Reembolso de R$ 15,00 solicitado de novo (o anterior falhou): Cliente desistiu de um item"
+    )
+    # and neither way is offered again for it; a second post (a second tab) sends nothing
+    page = client.get(change).content.decode()
+    assert "/action/refund-retry/" not in page and "/action/refund-outside/" not in page
+    client.post(retry, form)
+    assert PixRefund.objects.count() == 2
+    outside = {"adjustment": failed.public_id, "means": "transferencia", "note": "TED"}
+    client.post(f"/admin/orders/order/{order.public_id}/action/refund-outside/", outside)
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 2
+
+
+def test_a_retried_refund_is_bounded_by_what_was_paid(django_capture_on_commit_callbacks: Any, settings: Any) -> None:
+    """A failed refund tried again after other refunds took the rest of the payment: refused, naming what is left,
+    nothing sent (the same bound as “Reembolsar”)."""
+    from orders.services import adjustment_refund_retry
+
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False
+    order = paid_order(django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        failed = order_refund(order_id=order.public_id, amount=1500, reason="Cliente desistiu de um item")
+    refund = PixRefund.objects.get(refund_id=failed.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    order.refresh_from_db()
+    order_refund(order_id=order.public_id, amount=order.paid_amount - 1000, reason="Acordo com o comprador")
+    with pytest.raises(OrderError) as refused:
+        adjustment_refund_retry(adjustment_id=failed.public_id)
+    assert refused.value.code == "refund_exceeds_paid"
+    assert "só R$ 10,00 do valor pago pode ser reembolsado" in str(refused.value.message)
     assert Adjustment.objects.filter(order=order, type="refund").count() == 2
 
 

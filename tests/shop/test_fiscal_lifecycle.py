@@ -151,7 +151,14 @@ def test_a_lost_placement_task_is_re_driven_by_the_outbox_sweep(fiscal_store) ->
     assert FiscalDocument.objects.filter(order_ref=order.public_id).count() == 1
 
 
-def test_a_return_after_authorization_notes_the_devolucao(fiscal_store, django_capture_on_commit_callbacks) -> None:
+@pytest.mark.parametrize("issue_on", ["paid", "off"])
+def test_a_return_after_authorization_asks_or_notes_the_devolucao(
+    fiscal_store, django_capture_on_commit_callbacks, settings, issue_on: str
+) -> None:
+    """A shop issuing its notes asks the NF-e de devolução of the goods that came back on the record itself (kept
+    under the return adjustment); one issuing by hand (`off`) gets the staff line saying it is due."""
+    from fiscal.models import FiscalReturnNote
+    from orders.models import Adjustment
     from orders.services import order_mark_delivered, order_return, order_ship
     from orders.types import LineQuantity
 
@@ -161,11 +168,19 @@ def test_a_return_after_authorization_notes_the_devolucao(fiscal_store, django_c
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     order_mark_delivered(order_id=order.public_id)
     line = order.lines.get()
+    settings.FISCAL_ISSUE_ON = issue_on
     with django_capture_on_commit_callbacks(execute=True):
         order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="tamanho errado")
-    note = OrderEvent.objects.get(order=order, kind="fiscal_return_note")
-    assert note.message == f"Devolução registrada: emita a NF-e de devolução referenciando a chave {key}."
-    assert note.internal is True
+    if issue_on == "off":
+        note = OrderEvent.objects.get(order=order, kind="fiscal_return_note")
+        assert note.message == f"Devolução registrada: emita a NF-e de devolução referenciando a chave {key}."
+        assert note.internal is True
+        assert not FiscalReturnNote.objects.exists()
+    else:
+        recorded = Adjustment.objects.get(order=order, type="return")
+        asked = FiscalReturnNote.objects.get()
+        assert (asked.return_ref, asked.quantities) == (recorded.public_id, {"SKU-CAFE-500G": 1})
+        assert not OrderEvent.objects.filter(order=order, kind="fiscal_return_note").exists()
     assert FiscalDocument.objects.get().status == "authorized"  # a return never cancels the note
 
 

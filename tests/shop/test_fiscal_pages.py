@@ -261,9 +261,9 @@ def test_the_nfe_list_exports_the_filtered_month_for_the_accountant(admin_client
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig")), delimiter=";"))
     assert rows == [
         ["Pedido", "Número", "Série", "Chave de acesso", "Situação", "Ambiente", "Autorizada em", "Cancelada em",
-         "Tentativa", "Protocolo", "Motivo SEFAZ"],
+         "Tentativa", "Protocolo", "Motivo SEFAZ", "Finalidade", "NF-e referenciada"],
         ["1001", "10", "1", "3526 " + " ".join(["1111"] * 10), "Cancelada", "Homologação", "30/11/2026 23:30",
-         "30/11/2026 23:50", "2", "135260000000001", ""],
+         "30/11/2026 23:50", "2", "135260000000001", "", "Venda", ""],
     ]  # fmt: skip
     assert (
         "/admin/fiscal/fiscaldocument/export.csv" in admin_client.get("/admin/fiscal/fiscaldocument/").content.decode()
@@ -537,11 +537,12 @@ def test_the_order_page_issues_the_nfe_de_devolucao_of_a_received_return(
     client,
     fiscal_store,  # noqa: F811
     django_capture_on_commit_callbacks,
+    settings,
 ) -> None:
-    """One of the two coffees came back: the order page's NF-e box offers "Emitir NF-e de devolução" for the
-    received return, the fiscal job issues it (sandbox provider: an NF-e of entrada, finalidade 4, CFOP 1202,
-    referencing the sale's chave), the box and the NF-e page list it with its DANFE and XML, and the timeline says
-    so."""
+    """One of the two coffees came back to a shop that issues its notes by hand: the order page's NF-e box says the
+    devolução note is due and offers "Emitir NF-e de devolução" for the received return, the fiscal job issues it
+    (sandbox provider: an NF-e of entrada, finalidade 4, CFOP 1202, referencing the sale's chave), the box and the
+    NF-e page list it with its DANFE and XML, and the timeline says so."""
     from fiscal.models import FiscalReturnNote
     from kernel.money import format_brl
     from orders.models import OrderEvent
@@ -549,12 +550,18 @@ def test_the_order_page_issues_the_nfe_de_devolucao_of_a_received_return(
     order = paid_order()
     job_run(job_id=FiscalJob.objects.get().pk)
     sale = FiscalDocument.objects.get()
+    settings.FISCAL_ISSUE_ON = "off"  # the merchant issues notes with the buttons (a shop issuing them: next test)
     request = _received_return(order, django_capture_on_commit_callbacks)
     change = f"/admin/orders/order/{order.pk}/change/"
     url = f"/admin/fiscal/{order.public_id}/return-note/"
     page = admin_client.get(change).content.decode()
     button = f'name="nfe_devolucao" value="{request.public_id}" formaction="{url}" formmethod="post"'
-    assert button in page and "Devolução de 1 × Café Especial 500 g — sem NF-e de devolução" in page
+    assert button in page and "Devolução de 1 × Café Especial 500 g — <strong" in page
+    assert 'data-testid="fiscal-return-note-missing">NF-e de devolução a emitir</strong>' in page
+    assert (
+        'data-testid="fiscal-return-note-due">1 devolução recebida ainda sem NF-e de devolução: emita-a para '
+        "registrar a entrada dos itens.</p>"
+    ) in page
 
     response = admin_client.post(url, {"nfe_devolucao": request.public_id}, follow=True)
     assert [str(m) for m in response.context["messages"]] == [
@@ -650,3 +657,129 @@ def test_a_return_note_is_refused_for_a_return_not_received_and_a_rejected_one_i
     ]
     assert job_run(job_id=FiscalJob.objects.get(action="return", status="pending").pk) == "return_authorized"
     assert FiscalReturnNote.objects.get().provider_ref == f"{asked.public_id}-2"
+
+
+def test_a_received_return_gets_its_nfe_de_devolucao_without_a_click_and_the_buyer_downloads_it(
+    admin_client,
+    client,
+    fiscal_store,  # noqa: F811
+    django_capture_on_commit_callbacks,
+) -> None:
+    """Merchant gap (closing note, session 47): the NF-e de devolução waited for a staff button, while the shop
+    issues the sale's note by itself; a forgotten click left the accountant's month without the entrada. Now the
+    receipt of the return asks it (the note records only what staff confirmed came back, at the sale's values), and
+    the buyer's order page shows it beside the sale's note with its DANFE and XML."""
+    from fiscal.models import FiscalReturnNote
+    from orders.models import OrderEvent
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    sale = FiscalDocument.objects.get()
+    request = _received_return(order, django_capture_on_commit_callbacks)
+
+    note = FiscalReturnNote.objects.get()
+    assert (note.return_ref, note.document_id, note.quantities, note.requested_by) == (
+        request.public_id, sale.pk, {"SKU-CAFE-500G": 1}, "",
+    )  # fmt: skip
+    job = FiscalJob.objects.get(action="return")
+    if job.status != FiscalJob.Status.DONE:
+        assert job_run(job_id=job.pk) == "return_authorized"
+    note.refresh_from_db()
+    assert note.status == "authorized"
+    assert ("fiscal_return_note_requested", "") in OrderEvent.objects.filter(order=order).values_list("kind", "actor")
+    # the order page lists it with its files, nothing due and no button
+    page = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert f"NF-e nº {note.number} série {note.series}, autorizada, chave {note.access_key}" in page
+    assert 'data-testid="fiscal-return-note-due"' not in page and 'name="nfe_devolucao"' not in page
+    # the buyer's page: the devolução note beside the sale's, with its DANFE and XML
+    buyer = client.get(order.permalink_url).content.decode()
+    danfe, xml = (f"/fiscal/d/{sale.download_token}/dev-{request.public_id}-{kind}" for kind in ("danfe", "xml"))
+    key = " ".join(note.access_key[i : i + 4] for i in range(0, 44, 4))
+    assert f"NF-e de devolução nº {note.number}, série {note.series}" in buyer
+    assert f'data-testid="fiscal-return-access-key">{key}<' in buyer
+    link = f'href="{danfe}" class="tap-link" data-testid="return-danfe-link">Baixar DANFE da devolução (PDF)</a>'
+    assert link in buyer
+    assert f'href="{xml}" class="tap-link" data-testid="return-xml-link">Baixar XML da devolução</a>' in buyer
+    assert b"".join(client.get(danfe).streaming_content).startswith(b"%PDF")
+
+
+def test_a_return_staff_recorded_gets_its_nfe_de_devolucao_too(
+    admin_client,
+    fiscal_store,  # noqa: F811
+    django_capture_on_commit_callbacks,
+    settings,
+) -> None:
+    """Merchant gap (closing note, session 47): a return staff recorded themselves ("Registrar devolução", no buyer
+    request) had no NF-e de devolução at all, neither offered nor issued. Now it is issued on the record like a
+    request's, kept under the return adjustment; in a shop issuing by hand, the box says it is due and issues it."""
+    from fiscal.models import FiscalReturnNote
+    from orders.models import Adjustment
+    from orders.services import order_mark_delivered, order_ship
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    line = order.lines.get()
+    form = {"reason": "Trocou de ideia na loja", "condition": "novo", f"qty_{line.public_id}": "1"}
+    settings.FISCAL_ISSUE_ON = "off"
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(f"/admin/orders/order/{order.public_id}/action/return/", form)
+    recorded = Adjustment.objects.get(order=order, type="return")
+    assert not FiscalReturnNote.objects.exists()
+    change = f"/admin/orders/order/{order.pk}/change/"
+    page = admin_client.get(change).content.decode()
+    assert "Devolução registrada pela loja: 1 × Café Especial 500 g — <strong" in page
+    assert 'data-testid="fiscal-return-note-due"' in page
+    assert f'name="nfe_devolucao" value="{recorded.public_id}"' in page
+    admin_client.post(f"/admin/fiscal/{order.public_id}/return-note/", {"nfe_devolucao": recorded.public_id})
+    note = FiscalReturnNote.objects.get()
+    assert (note.return_ref, note.quantities, note.requested_by) == (recorded.public_id, {"SKU-CAFE-500G": 1}, "admin")
+
+    # and a shop issuing its notes asks it on the record, with no click
+    settings.FISCAL_ISSUE_ON = "paid"
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(f"/admin/orders/order/{order.public_id}/action/return/", form)
+    second = Adjustment.objects.filter(order=order, type="return").exclude(pk=recorded.pk).get()
+    assert FiscalReturnNote.objects.get(return_ref=second.public_id).quantities == {"SKU-CAFE-500G": 1}
+
+
+def test_the_nfe_export_lists_the_month_s_nfe_de_devolucao_for_the_accountant(admin_client) -> None:
+    """Merchant gap (closing note, session 47): the accountant's CSV of the NF-e had the sales only. An NF-e de
+    devolução authorized in November is November's entrada, listed with the sale's chave it references, even when
+    the sale was October's."""
+    import csv
+    import io
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from fiscal.models import FiscalReturnNote
+
+    brt = ZoneInfo("America/Sao_Paulo")
+    october = FiscalDocument.objects.create(
+        order_ref="order_out", order_number=1001, status="authorized", number=10, series=1,
+        access_key="3526" + "1" * 40, issued_at=datetime(2026, 10, 30, 10, 0, tzinfo=brt),
+    )  # fmt: skip
+    FiscalReturnNote.objects.create(
+        document=october, return_ref="ret_nov", provider_ref="ret_nov-1", status="authorized", number=12, series=1,
+        access_key="3526" + "3" * 40, protocol="135260000000009", issued_at=datetime(2026, 11, 5, 9, 0, tzinfo=brt),
+    )  # fmt: skip
+    FiscalReturnNote.objects.create(
+        document=october, return_ref="ret_dez", provider_ref="ret_dez-1", status="authorized", number=13, series=1,
+        access_key="3526" + "4" * 40, issued_at=datetime(2026, 12, 5, 9, 0, tzinfo=brt),
+    )  # fmt: skip
+
+    response = admin_client.get("/admin/fiscal/fiscaldocument/export.csv?issued_at__year=2026&issued_at__month=11")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode("utf-8-sig")), delimiter=";"))
+
+    assert rows == [
+        ["Pedido", "Número", "Série", "Chave de acesso", "Situação", "Ambiente", "Autorizada em", "Cancelada em",
+         "Tentativa", "Protocolo", "Motivo SEFAZ", "Finalidade", "NF-e referenciada"],
+        ["1001", "12", "1", "3526 " + " ".join(["3333"] * 10), "Autorizada", "Homologação", "05/11/2026 09:00", "",
+         "1", "135260000000009", "", "Devolução (entrada)", "3526 " + " ".join(["1111"] * 10)],
+    ]  # fmt: skip
+    # without a period, the selected sales come with the devolução notes that reference them
+    everything = admin_client.get("/admin/fiscal/fiscaldocument/export.csv")
+    rows = list(csv.reader(io.StringIO(b"".join(everything.streaming_content).decode("utf-8-sig")), delimiter=";"))
+    assert [(row[1], row[11]) for row in rows[1:]] == [("10", "Venda"), ("12", "Devolução (entrada)"),
+                                                       ("13", "Devolução (entrada)")]  # fmt: skip

@@ -78,6 +78,11 @@ class FiscalDocumentOut(ResponseModel):
     """Extension br.dev.bcp.shopping.fiscal_document (shopping/fiscal_document.json)."""
 
     type: str = Field(description='Tipo do documento fiscal: "nfe" (NF-e modelo 55).')
+    purpose: str | None = Field(
+        default=None,
+        description='"return": NF-e de devolução (entrada, finalidade 4) dos itens que voltaram; ausente: a NF-e de '
+        "venda.",
+    )
     status: str = Field(description="pending, processing, authorized, rejected ou cancelled.")
     access_key: str | None = Field(default=None, description="Chave de acesso, 44 dígitos (quando autorizada).")
     number: int | None = Field(default=None, description="Número da NF-e.")
@@ -87,6 +92,14 @@ class FiscalDocumentOut(ResponseModel):
     xml_url: str | None = Field(default=None, description="XML autorizado (URL absoluta).")
     ibs_cbs: IbsCbsTotalsOut | None = Field(
         default=None, description="Totais do IBS/CBS da nota (Reforma Tributária); ausente quando a nota não os tem."
+    )
+    referenced_access_key: str | None = Field(
+        default=None, description="Numa NF-e de devolução: a chave da NF-e de venda que ela referencia (refNFe)."
+    )
+    return_id: str | None = Field(
+        default=None,
+        description="Numa NF-e de devolução: a devolução que ela registra (`ret_…` em return_requests, ou o ajuste "
+        "`return` que a loja registrou, `adj_…`).",
     )
 
 
