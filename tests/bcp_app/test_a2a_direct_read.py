@@ -339,3 +339,30 @@ def test_a_stored_reply_is_compact_utf8_json_that_reads_back_as_the_reply_bcp_a2
     )
     assert json.loads(stored) == reply
     assert json.loads(fallback) == odd and fallback == json.dumps(odd)
+
+
+def test_a_read_in_a_conversation_is_not_parsed_by_the_sdk_again(
+    servers: tuple[str, str], caller: tuple[str, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: a read's `SendMessage` params are parsed once per shape (`send_memo`), not by the SDK's `ParseDict`
+    at every call; each read still answers its own order, and the SDK-only server still parses every one."""
+    from a2a.server.routes import jsonrpc_dispatcher
+
+    platform_id, headers = caller
+    order = place_seed_order(platform_id)
+    parses: list[Any] = []
+    sdk_parse = jsonrpc_dispatcher.ParseDict
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        parses.append(args[0])
+        return sdk_parse(*args, **kwargs)
+
+    monkeypatch.setattr(jsonrpc_dispatcher, "ParseDict", counted)
+    context = str(uuid.uuid4())
+    parts = [{"data": {"action": "get_order", "order_id": order.public_id}}]
+    for base, sdk_parses in zip(servers, (0, 3), strict=True):
+        parses.clear()
+        for _ in range(3):  # a fresh messageId each time, as an agent polls its order
+            reply = _post(base, send_message(parts, context_id=context), headers).json()
+            assert reply["result"]["message"]["parts"][0]["data"]["a2a.bcp.order"]["id"] == order.public_id
+        assert len(parses) == sdk_parses

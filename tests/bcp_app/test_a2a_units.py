@@ -4,17 +4,28 @@ header checks and error mapping (no server, no database)."""
 from __future__ import annotations
 
 import pytest
+from a2a.types import SendMessageRequest
 from a2a.utils.errors import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
     VersionNotSupportedError,
 )
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict, ParseDict
 
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.transports.a2a.actions import lines_matching, writable_state
-from bcp_app.transports.a2a.messages import agent_message, brl, data_part, intify, parse_intent, reply_text, to_proto
+from bcp_app.transports.a2a.messages import (
+    agent_message,
+    brl,
+    data_part,
+    intify,
+    message_to_dict,
+    parse_intent,
+    reply_text,
+    to_proto,
+)
+from bcp_app.transports.a2a.send_memo import parsed_send
 from bcp_app.transports.a2a.server import ServerError, a2a_error, check_headers
 
 EXTENSION = "https://bcp.dev.br/draft/specification/reference"
@@ -246,3 +257,60 @@ def test_a_message_fingerprint_is_its_jcs_encoded_once_per_content_bcp_a2a_07(mo
     numbers = [actions.fingerprint({**first, "metadata": {"n": value}}) for value in (1, 1.0, True)]
     assert len(encoded) == 5
     assert numbers[0] == numbers[1] != numbers[2]  # JCS writes 1.0 as 1; true is not 1
+
+
+def _params(message_id: str, context_id: str, **extra: object) -> dict[str, object]:
+    data = {"action": "get_order", "order_id": "order_1", "quantity": 2, "rate": 0.5, "nested": {"a": [1, None]}}
+    message = {
+        "messageId": message_id,
+        "contextId": context_id,
+        "role": "ROLE_USER",
+        "parts": [{"text": "oi"}, {"data": data, "mediaType": "application/json"}],
+        "extensions": [EXTENSION],
+        "metadata": {"k": 1},
+        **extra,
+    }
+    return {"message": message, "configuration": {"historyLength": 2}, "unknown": True}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        _params("m-1", "c-1"),
+        _params("m-2", "c-2", taskId="t-1"),
+        _params("m-3", "c-3", role="ROLE_NOT_KNOWN"),  # the SDK's parse makes an unknown enum value 0
+        {"message": {"messageId": "m-4", "contextId": "c-4", "parts": []}},
+    ],
+)
+def test_a_reads_params_parsed_once_per_shape_are_what_the_sdk_parses(params: dict[str, object]) -> None:
+    """Issue 34 (`send_memo`): the remembered shape, given each call's own messageId and contextId, is the protobuf
+    the SDK's `ParseDict` makes of the params as sent, and the message dict (member order too) of it."""
+    message = params["message"]
+    assert isinstance(message, dict)
+    other = {**params, "message": {**message, "messageId": "outro-m", "contextId": "outro-c"}}
+    for sent in (params, other, params):  # parsed, then twice from the memo
+        expected = ParseDict(sent, SendMessageRequest(), ignore_unknown_fields=True)
+        parsed = parsed_send(sent)
+        assert parsed is not None
+        assert parsed.request == expected
+        incoming = message_to_dict(expected.message)
+        assert list(parsed.incoming.items()) == list(incoming.items())
+        for part in parsed.incoming.get("parts", []):  # copies: the next call gets its own
+            part.clear()
+        parsed.request.message.ClearField("parts")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        _params("", "c-1"),  # empty: MessageToDict would leave it out
+        _params("m-é", "c-1"),  # not ASCII
+        _params("m-1", 7),  # not a string: the SDK refuses it
+        {"message": {"messageId": "m-1", "parts": []}},  # no contextId
+        {"message": {"messageId": "m-1", "contextId": "c-1", "parts": "x"}},  # the SDK refuses it
+        {"message": "x"},
+        [],
+    ],
+)
+def test_params_not_remembered_are_left_to_the_sdk(params: object) -> None:
+    assert parsed_send(params) is None

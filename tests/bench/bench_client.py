@@ -10,6 +10,10 @@ one warm-up call, prints `ready`, waits for `go`, makes CALLS calls and prints {
 - `a2a`: `SendMessage` of job["data"] in conversation job["contexts"][index] through the official a2a-sdk
   client (agent card resolved once from job["base_url"], non-streaming), a fresh messageId per call; its id is
   that of the data part job["key"] (default `a2a.bcp.checkout`);
+- `mcp_raw`, `a2a_raw`: the same calls as `mcp` and `a2a` as a light load generator sends them: one keep-alive
+  httpx connection POSTing the bytes and headers the official clients send for a call (captured from them:
+  `raw_mcp_request`, `raw_a2a_request`; `a2a_raw` POSTs to job["url"], the JSON-RPC endpoint the agent card
+  names), the answer parsed with `json`; no SDK on the client side;
 - `shop_flow`: one BCP REST purchase create → update → complete (card sandbox) of job["skus"][index] against
   job["base_url"] with job["headers"], shipping to job["address"]; its id is the placed order's;
 - `bare_flow`: the same purchase through the bare views of tests/bcp_app/bench_urls.py (minimal SQL).
@@ -158,6 +162,91 @@ async def a2a_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
         return await released(one, calls)
 
 
+MCP_VERSION = "2026-07-28"  # the revision the official client negotiates with the shop (server/discover)
+MCP_CLIENT_META = {
+    "io.modelcontextprotocol/protocolVersion": MCP_VERSION,
+    "io.modelcontextprotocol/clientInfo": {"name": "mcp", "version": "0.1.0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def raw_mcp_request(tool: str, arguments: dict[str, Any], request_id: int) -> tuple[dict[str, str], bytes]:
+    """The headers and body of the official `mcp` client's `tools/call` on streamable HTTP at 2026-07-28 (per
+    request, stateless: no session id), as it sends them after its `server/discover`."""
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": MCP_VERSION,
+        "mcp-method": "tools/call",
+        "mcp-name": tool,
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": MCP_CLIENT_META},
+    }
+    return headers, _compact(body)
+
+
+def raw_a2a_request(data: Any, context_id: str, extensions: list[str]) -> bytes:
+    """The body of the official a2a-sdk client's JSON-RPC `SendMessage` of one data part (non-streaming), with a
+    fresh messageId and request id; its headers are the job's (A2A-Version, A2A-Extensions) and content-type."""
+    message: dict[str, Any] = {
+        "messageId": str(uuid.uuid4()),
+        "contextId": context_id,
+        "role": "ROLE_USER",
+        "parts": [{"data": data, "mediaType": "application/json"}],
+    }
+    if extensions:
+        message["extensions"] = extensions
+    body = {
+        "method": "SendMessage",
+        "params": {"message": message, "configuration": {}},
+        "id": str(uuid.uuid4()),
+        "jsonrpc": "2.0",
+    }
+    return _compact(body)
+
+
+async def raw_mcp_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
+    async with httpx.AsyncClient(headers=job["headers"], timeout=120) as client:
+        request_ids = iter(range(1, 1 << 62))
+
+        async def one() -> str:
+            headers, body = raw_mcp_request(job["tool"], job["arguments"], next(request_ids))
+            response = await client.post(job["url"], content=body, headers=headers)
+            assert response.status_code == 200, response.text[:300]
+            result = response.json()["result"]
+            assert not result.get("isError"), result
+            return str(result["structuredContent"]["id"])
+
+        await one()
+        return await released(one, calls)
+
+
+async def raw_a2a_calls(job: dict[str, Any], calls: int) -> dict[str, Any]:
+    key, url = job.get("key", "a2a.bcp.checkout"), job["url"]
+    async with httpx.AsyncClient(headers={**job["headers"], "content-type": "application/json"}, timeout=120) as client:
+
+        async def one() -> str:
+            body = raw_a2a_request(job["data"], job["contexts"][job["index"]], job["extensions"])
+            response = await client.post(url, content=body)
+            assert response.status_code == 200, response.text[:300]
+            for part in response.json()["result"]["message"]["parts"]:
+                value = part.get("data")
+                if isinstance(value, dict) and key in value:
+                    return str(value[key]["id"])
+            raise AssertionError(f"no {key} in {response.text[:300]}")
+
+        await one()
+        return await released(one, calls)
+
+
 async def released(one: Any, calls: int) -> dict[str, Any]:
     print("ready", flush=True)
     assert (await anyio.to_thread.run_sync(sys.stdin.readline)).strip() == "go"
@@ -171,6 +260,8 @@ def main() -> None:
     job = json.loads(sys.stdin.readline())
     if kind in ("mcp", "a2a"):
         outcome = anyio.run(mcp_calls if kind == "mcp" else a2a_calls, job, calls)
+    elif kind in ("mcp_raw", "a2a_raw"):
+        outcome = anyio.run(raw_mcp_calls if kind == "mcp_raw" else raw_a2a_calls, job, calls)
     elif kind in ("shop_flow", "bare_flow"):
         outcome = anyio.run(flow_calls, job, calls, kind)
     else:

@@ -419,7 +419,13 @@ async def _fast_request(
         return None
     request = Request(scope)
     headers = request.headers
-    length = headers.get("content-length")
+    # Starlette's `headers.items()` and `dict(headers)` (each name's first value), decoded once off the scope
+    # (issue 34: `dict(headers)` looked every name up again in the list, decoding it again)
+    pairs = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw_headers]
+    first: dict[str, str] = {}
+    for name, value in pairs:
+        first.setdefault(name, value)
+    length = first.get("content-length")
     if length is not None and (not length.isdigit() or int(length) > limit):
         return None
     if await TransportSecurityMiddleware(manager.security_settings).validate_request(request, is_post=True) is not None:
@@ -433,9 +439,9 @@ async def _fast_request(
         return None
     if set(decoded) - {"jsonrpc", "id", "method", "params"} or params.get("name") not in running.fast:
         return None
-    if find_duplicated_routing_header(headers.items()) is not None:
+    if find_duplicated_routing_header(pairs) is not None:
         return None
-    verdict = classify_inbound_request(decoded, headers=dict(headers))
+    verdict = classify_inbound_request(decoded, headers=first)
     if not isinstance(verdict, InboundModernRoute):
         return None
     tool = running.fast[params["name"]]
