@@ -33,11 +33,13 @@ def test_adding_more_than_the_stock_says_how_many_are_in_the_cart(client, mug):
 @pytest.mark.parametrize(
     ("typed", "said"),
     [
-        ("999", "A quantidade deve estar entre 0 e 99."),
-        ("-1", "A quantidade deve estar entre 0 e 99."),
-        ("1.5", "Informe a quantidade em unidades inteiras, como 1 ou 2."),
-        ("1,5", "Informe a quantidade em unidades inteiras, como 1 ou 2."),
-        ("dois", "Quantidade inválida."),
+        # each names its product: the cart page lists every line under one message (QA walk)
+        ("999", "Caneca esmaltada: a quantidade deve estar entre 0 e 99."),
+        ("-1", "Caneca esmaltada: a quantidade deve estar entre 0 e 99."),
+        ("1.5", "Caneca esmaltada: informe a quantidade em unidades inteiras, como 1 ou 2."),
+        ("1,5", "Caneca esmaltada: informe a quantidade em unidades inteiras, como 1 ou 2."),
+        ("dois", "Caneca esmaltada: quantidade inválida."),
+        ("", "Informe a quantidade de Caneca esmaltada (0 remove o item)."),  # the field left empty
     ],
 )
 def test_a_quantity_the_cart_cannot_take_is_refused_with_the_reason(client, mug, typed, said):
