@@ -57,3 +57,16 @@ def test_the_quantity_forms_let_the_shop_answer(client, mug):
     product = client.get("/produtos/sku-caneca/").content.decode()
     assert 'class="inline-form" novalidate' in cart
     assert 'data-testid="add-to-cart-form" novalidate' in product
+
+
+def test_each_rows_quantity_field_and_buttons_name_their_product(client, mug):
+    """QA walk with a screen reader's ears: every row read "Quantidade", "Atualizar", "Remover", the lines told apart
+    by nothing. The field's label and the buttons' names carry the product (the visible words stay short)."""
+    make_variant("SKU-COADOR", price=1990, stock=5, title="Coador de pano")
+    client.post("/carrinho/adicionar", {"sku": "SKU-CANECA", "quantity": "1"})
+    client.post("/carrinho/adicionar", {"sku": "SKU-COADOR", "quantity": "1"})
+    cart = client.get("/carrinho/").content.decode()
+    for product in ("Caneca esmaltada", "Coador de pano"):
+        assert f'">Quantidade de {product}</label>' in cart
+        assert f'aria-label="Atualizar a quantidade de {product}">Atualizar</button>' in cart
+        assert f'aria-label="Remover {product} do carrinho">Remover</button>' in cart
