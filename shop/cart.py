@@ -233,7 +233,10 @@ def cart_add(session: SessionBase, *, sku: str, quantity: object) -> CartChange:
 
 def cart_set(session: SessionBase, *, sku: str, quantity: object) -> CartChange | None:
     """Change a line's quantity, capped at stock; 0 (or nothing left on sale) removes it → None."""
-    qty = _parse_quantity(quantity, allow_zero=True)
+    try:
+        qty = _parse_quantity(quantity, allow_zero=True)
+    except CartError as exc:
+        raise CartError(exc.field, _line_quantity_message(sku, quantity, exc.message)) from None
     variant = variants_by_sku([sku]).get(sku) if qty else None
     capped = _capped(variant, qty) if variant is not None else 0
 
@@ -252,6 +255,17 @@ def cart_set(session: SessionBase, *, sku: str, quantity: object) -> CartChange 
     if qty and capped == 0:
         raise CartError("sku", _("Produto esgotado."))
     return CartChange(variant, capped, capped=capped < qty) if variant is not None else None
+
+
+def _line_quantity_message(sku: str, typed: object, reason: str) -> str:
+    """A refused quantity on the cart page names its product: the page lists every line and its message sits above
+    them all (QA walk: "Quantidade inválida." over two products, after one field was left empty)."""
+    variant = variants_by_sku([sku]).get(sku)
+    if variant is None:
+        return reason
+    if not str(typed).strip():
+        return _("Informe a quantidade de %(product)s (0 remove o item).") % {"product": variant.display_title}
+    return _("%(product)s: %(reason)s") % {"product": variant.display_title, "reason": reason[:1].lower() + reason[1:]}
 
 
 def cart_sync_quantities(session: SessionBase, quantities: Iterable[tuple[str, int]]) -> None:

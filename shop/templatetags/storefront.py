@@ -353,11 +353,14 @@ def cart_line(context: template.Context, line: CartLine, number: int) -> SafeStr
         f'            <form method="post" action="{labels["action"]}" class="inline-form" novalidate>\n'
         f"              {_CSRF_TOKEN.render(context)}\n"
         f'              <input type="hidden" name="sku" value="{sku}">\n'
-        f'              <label class="visually-hidden" for="qty-{_number(number)}">{labels["quantity"]}</label>\n'
+        f'              <label class="visually-hidden" for="qty-{_number(number)}">'
+        f"{labels['quantity_of'] % {'product': title}}</label>\n"
         f'              <input id="qty-{_number(number)}" class="qty-input" type="number" name="quantity" min="0"'
         f' max="99" value="{_number(line.quantity)}" inputmode="numeric">\n'
-        f'              <button type="submit" class="button">{labels["update"]}</button>\n'
-        f'              <button type="submit" name="remove" value="1" class="button-link">{labels["remove"]}</button>\n'
+        f'              <button type="submit" class="button" aria-label="{labels["update_of"] % {"product": title}}">'
+        f"{labels['update']}</button>\n"
+        f'              <button type="submit" name="remove" value="1" class="button-link"'
+        f' aria-label="{labels["remove_of"] % {"product": title}}">{labels["remove"]}</button>\n'
         "            </form>\n"
         "          </td>\n"
         f'          <td class="cart-amount" data-label="{labels["total"]}"><span class="money" data-role="money">'
@@ -398,9 +401,14 @@ def _cart_line_labels(context: template.Context) -> dict[str, str]:
     if labels is None:
         labels = _CART_LINE_LABELS[key] = {
             "price": _escaped(gettext("Preço")),
-            "quantity": _escaped(gettext("Quantidade")),
+            # each row's field and buttons name its product: a screen reader heard "Quantidade", "Remover" once per
+            # line with nothing telling the lines apart (QA walk); "%(product)s" survives escaping, the title is
+            # escaped before it goes in
+            "quantity_of": _escaped(gettext("Quantidade de %(product)s")),
             "update": _escaped(gettext("Atualizar")),
+            "update_of": _escaped(gettext("Atualizar a quantidade de %(product)s")),
             "remove": _escaped(gettext("Remover")),
+            "remove_of": _escaped(gettext("Remover %(product)s do carrinho")),
             "total": _escaped(gettext("Total")),
             "action": _escaped(reverse("checkout:cart_change")),
         }

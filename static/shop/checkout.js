@@ -14,6 +14,18 @@
   radios.forEach(function (r) { r.addEventListener("change", syncPanels); });
   if (radios.length) syncPanels();
 
+  // A "Pagar" bounced by a field opens at that field, focused: on a phone the page reloaded at its top, the
+  // error (e.g. "Escolha a forma de entrega.") a screen or more below. An error for the whole checkout is at the
+  // top already (role=alert), so the page stays there.
+  var firstInvalid = Array.prototype.find.call(
+    document.querySelectorAll("[data-testid=checkout-form] .field-invalid"),
+    function (box) { return box.offsetParent !== null; });
+  if (firstInvalid && !document.querySelector("[data-testid=general-errors]")) {
+    firstInvalid.scrollIntoView({ block: "center" });
+    var target = firstInvalid.querySelector("input:not([type=hidden]), select, textarea");
+    if (target) target.focus({ preventScroll: true });
+  }
+
   // Another shipping option changes the total, the Pix price and the installments: the summary is computed
   // again at once (as "Calcular frete" does without JavaScript), so the buyer pays the total on the screen.
   var recalc = document.querySelector("[data-testid=calc-shipping]");

@@ -34,6 +34,15 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
     def no_sideways_scroll(page) -> None:
         assert page.evaluate("document.documentElement.scrollWidth") <= 360, page.url
 
+    def thumb_sized_fields(page) -> None:
+        """Every field a thumb can hit and styled like the checkout's (QA walk: the subscribe page had no form styles,
+        21 px tall inputs beside their labels and an error in plain text)."""
+        heights = page.eval_on_selector_all(
+            "form input:not([type=hidden]):not([type=checkbox])",
+            "inputs => inputs.filter(i => i.offsetParent).map(i => [i.id, i.getBoundingClientRect().height])",
+        )
+        assert heights and [(name, height) for name, height in heights if height < 40] == [], page.url
+
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
@@ -42,6 +51,10 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             page.get_by_test_id("subscribe-link").click()
             page.wait_for_url("**/assinar/**")  # measured on the subscribe page, not mid-navigation
             no_sideways_scroll(page)
+            thumb_sized_fields(page)
+            # Pressed empty, the first field says what is missing, in the checkout's error colour.
+            page.get_by_test_id("subscribe-submit").click()
+            expect(page.get_by_test_id("error-buyer_name")).to_have_css("color", "rgb(179, 38, 30)")
             for name, value in {
                 "buyer_name": "Fulana de Tal", "buyer_tax_id": "529.982.247-25", "buyer_email": "fulana@example.com.br",
                 "postal_code": "01310-100", "street": "Avenida Paulista", "number": "1000",
@@ -55,6 +68,7 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             expect(page.get_by_test_id("subscription-status")).to_have_text("Ativa")
             expect(page.get_by_test_id("next-charge")).to_contain_text("R$ 39,90")
             no_sideways_scroll(page)
+            thumb_sized_fields(page)  # the address change form
             # The bank refuses the first attempt (no funds): the page names the retry's day, and the retry is paid.
             # QA walk: it said "Nova tentativa" with no day and offered no way to pay the retry in the sandbox.
             page.get_by_test_id("sandbox-cobr-fail").click()

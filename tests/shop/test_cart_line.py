@@ -27,11 +27,11 @@ TEMPLATE_ROW = """\
             <form method="post" action="{% url 'checkout:cart_change' %}" class="inline-form" novalidate>
 {% endfixed %}              {% csrf_token %}
               <input type="hidden" name="sku" value="{{ line.variant.sku }}">
-              <label class="visually-hidden" for="qty-{{ forloop.counter }}">{% fixed %}{% translate "Quantidade" %}</label>{% endfixed %}
+              <label class="visually-hidden" for="qty-{{ forloop.counter }}">{% blocktranslate with product=line.variant.display_title %}Quantidade de {{ product }}{% endblocktranslate %}</label>
               <input id="qty-{{ forloop.counter }}" class="qty-input" type="number" name="quantity" min="0" max="99" value="{{ line.quantity }}" inputmode="numeric">
-{% fixed %}              <button type="submit" class="button">{% translate "Atualizar" %}</button>
-              <button type="submit" name="remove" value="1" class="button-link">{% translate "Remover" %}</button>
-            </form>
+              <button type="submit" class="button" aria-label="{% blocktranslate with product=line.variant.display_title %}Atualizar a quantidade de {{ product }}{% endblocktranslate %}">{% translate "Atualizar" %}</button>
+              <button type="submit" name="remove" value="1" class="button-link" aria-label="{% blocktranslate with product=line.variant.display_title %}Remover {{ product }} do carrinho{% endblocktranslate %}">{% translate "Remover" %}</button>
+{% fixed %}            </form>
           </td>
           <td class="cart-amount" data-label="{% translate 'Total' %}"><span class="money" data-role="money">{% endfixed %}{{ line.amount|brl }}</span></td>
         </tr>"""  # noqa: E501
@@ -103,7 +103,9 @@ def test_a_changed_photo_shows_at_once() -> None:
     assert changed == GENERAL.render(Context({"lines": [line]}))
     line.variant.title = "Nova"  # the alt text is the variant's title
     renamed = FAST.render(Context({"lines": [line]}))
-    assert renamed == GENERAL.render(Context({"lines": [line]})) and renamed.count("Nova") == 2  # alt and link
+    assert (
+        renamed == GENERAL.render(Context({"lines": [line]})) and renamed.count("Nova") == 5
+    )  # alt, link, the field's label, the buttons' names
 
 
 @pytest.mark.parametrize("slug", ["café-moído", "a b", ""])

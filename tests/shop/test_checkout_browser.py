@@ -210,3 +210,33 @@ def test_the_chosen_card_plan_reads_in_full_on_a_phone(live_server, transactiona
             assert chosen.evaluate("e => e.scrollWidth <= e.clientWidth")
         finally:
             browser.close()
+
+
+def test_a_bounced_pay_on_a_phone_opens_at_the_field_to_fix(live_server, transactional_db) -> None:
+    """QA walk at 360 px: "Pagar com Pix" without a delivery option reloaded the page at its top, the contact
+    fields all filled and correct, and "Escolha a forma de entrega." 1300 px below: nothing on the screen said
+    what was wrong. The page now opens at the first field in error, focused (a screen reader reads it)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    # given a phone with a filled contact and address, the options shown, none chosen
+    make_variant(price=4290, stock=10, title="Café especial 500 g")
+    make_shipping()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = phone_checkout_with_two_coffees(browser, live_server.url)
+            page.click("[data-testid=calc-shipping]")
+            expect(page.locator("input[name=shipping_option]").first).to_be_attached()
+            # when the buyer presses "Pagar com Pix" at the bottom of the summary
+            page.click("[data-testid=pay-pix]")
+            # then the reloaded page shows the option's error and focuses its first option
+            error = page.get_by_test_id("error-shipping_option")
+            expect(error).to_have_text("Escolha a forma de entrega.")
+            expect(error).to_be_in_viewport()
+            expect(page.locator("input[name=shipping_option]").first).to_be_focused()
+            # and a page without errors keeps its top: nothing is focused on a plain visit
+            page.goto(page.url)
+            assert page.evaluate("document.activeElement === document.body")
+            assert page.evaluate("scrollY") == 0
+        finally:
+            browser.close()

@@ -33,11 +33,13 @@ def test_adding_more_than_the_stock_says_how_many_are_in_the_cart(client, mug):
 @pytest.mark.parametrize(
     ("typed", "said"),
     [
-        ("999", "A quantidade deve estar entre 0 e 99."),
-        ("-1", "A quantidade deve estar entre 0 e 99."),
-        ("1.5", "Informe a quantidade em unidades inteiras, como 1 ou 2."),
-        ("1,5", "Informe a quantidade em unidades inteiras, como 1 ou 2."),
-        ("dois", "Quantidade inválida."),
+        # each names its product: the cart page lists every line under one message (QA walk)
+        ("999", "Caneca esmaltada: a quantidade deve estar entre 0 e 99."),
+        ("-1", "Caneca esmaltada: a quantidade deve estar entre 0 e 99."),
+        ("1.5", "Caneca esmaltada: informe a quantidade em unidades inteiras, como 1 ou 2."),
+        ("1,5", "Caneca esmaltada: informe a quantidade em unidades inteiras, como 1 ou 2."),
+        ("dois", "Caneca esmaltada: quantidade inválida."),
+        ("", "Informe a quantidade de Caneca esmaltada (0 remove o item)."),  # the field left empty
     ],
 )
 def test_a_quantity_the_cart_cannot_take_is_refused_with_the_reason(client, mug, typed, said):
@@ -55,3 +57,16 @@ def test_the_quantity_forms_let_the_shop_answer(client, mug):
     product = client.get("/produtos/sku-caneca/").content.decode()
     assert 'class="inline-form" novalidate' in cart
     assert 'data-testid="add-to-cart-form" novalidate' in product
+
+
+def test_each_rows_quantity_field_and_buttons_name_their_product(client, mug):
+    """QA walk with a screen reader's ears: every row read "Quantidade", "Atualizar", "Remover", the lines told apart
+    by nothing. The field's label and the buttons' names carry the product (the visible words stay short)."""
+    make_variant("SKU-COADOR", price=1990, stock=5, title="Coador de pano")
+    client.post("/carrinho/adicionar", {"sku": "SKU-CANECA", "quantity": "1"})
+    client.post("/carrinho/adicionar", {"sku": "SKU-COADOR", "quantity": "1"})
+    cart = client.get("/carrinho/").content.decode()
+    for product in ("Caneca esmaltada", "Coador de pano"):
+        assert f'">Quantidade de {product}</label>' in cart
+        assert f'aria-label="Atualizar a quantidade de {product}">Atualizar</button>' in cart
+        assert f'aria-label="Remover {product} do carrinho">Remover</button>' in cart

@@ -187,6 +187,23 @@ def test_bad_subscribe_input_names_the_field_in_portuguese_and_writes_nothing(
     assert client.get("/assinar/plan_nao_existe/").status_code == 404
 
 
+def test_the_subscribe_form_asks_a_phone_for_the_right_keyboard_and_autofill(
+    sandbox: None, plan: SubscriptionPlan, client: Client
+) -> None:
+    """QA walk at 360 px: CPF and CEP opened the letters keyboard and nothing was filled in from the phone's
+    saved name, e-mail and address (the checkout's fields do both)."""
+    page = client.get(f"/assinar/{plan.public_id}/").content.decode()
+
+    inputs = {match[1]: match[0] for match in re.findall(r'(<input id="sub-([a-z_]+)"[^>]*>)', page)}
+    assert 'inputmode="numeric"' in inputs["buyer_tax_id"]
+    assert 'inputmode="numeric" autocomplete="postal-code"' in inputs["postal_code"]
+    assert 'autocomplete="name"' in inputs["buyer_name"]
+    assert 'autocomplete="email"' in inputs["buyer_email"]
+    assert 'autocomplete="address-line1"' in inputs["street"]
+    assert 'autocomplete="address-level2"' in inputs["city"]
+    assert 'autocomplete="address-level1" maxlength="2"' in inputs["state"]
+
+
 def test_the_buyer_skips_changes_the_address_pauses_resumes_and_cancels(
     sandbox: None,
     plan: SubscriptionPlan,
