@@ -107,6 +107,7 @@ from bcp_app.transports.a2a.ucp_face import (
     incoming_to_bcp,
     reply_to_ucp,
     requested_extensions,
+    served_context,
     speaks_ucp,
 )
 from bcp_app.transports.scope import path_and_query
@@ -346,7 +347,7 @@ def _identity(state: dict[str, Any], push: tuple[str, str] | None, *, own_connec
         raise a2a_error(exc) from exc
     if push is not None:
         bcp_context.extra["a2a_push"] = push
-    return bcp_context
+    return served_context(state["headers"], state.get(STATE_INCOMING) or {}, bcp_context)
 
 
 def _handle(
