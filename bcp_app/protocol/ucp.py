@@ -797,3 +797,23 @@ def platform_ucp_version(profile: Any) -> str | None:
     ucp = profile.get("ucp") if isinstance(profile, dict) else None
     version = ucp.get("ucp_version") if isinstance(ucp, dict) else None
     return version if version in UCP_VERSIONS else None
+
+
+def refused_for_status(body: dict[str, Any]) -> bool:
+    """The operation was refused for the checkout's status (update, complete or cancel of a `completed` or
+    `canceled` checkout, or during `complete_in_progress`: BCP §4.3 answers 200 with the unchanged checkout and an
+    `invalid_checkout_status` error). On UCP 2026-01-11 that is a failed request: checkout.md (tag v2026-01-11,
+    lines 339-343) "businesses **SHOULD** send back an error indicating the operation is not allowed", and
+    checkout-rest.md "Status Codes" (lines 1301-1312) "UCP uses standard HTTP status codes to indicate the success
+    or failure of an API request", `200 OK` "The request was successful", `409 Conflict` "The request could not be
+    completed due to a conflict". The body stays the checkout with its error message (`status`, `messages`, as
+    "Error Responses" lines 1317-1333 show). UCP 2026-04-08 on (checkout-rest.md "Business Outcomes") answers 200,
+    as BCP does: only the 2026-01-11 face changes the status. Over MCP (checkout-mcp.md "Error Handling", lines
+    565-569: "Error responses follow JSON-RPC 2.0 format", the UCP error object in the error's `data`) the same
+    refusal is a JSON-RPC error (`transports/mcp/ucp.py`); the A2A binding (checkout-a2a.md) words no error: the
+    reply keeps carrying the checkout and its message."""
+    messages = body.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("type") == "error" and m.get("code") == "invalid_checkout_status"
+        for m in messages
+    )

@@ -7,7 +7,7 @@ operation and renames its result back. The platform names itself with `UCP-Agent
 `version` parameter on it newer than ours is refused with `version_unsupported` (overview "Version Negotiation").
 Two answers differ from BCP's for a 2026-01-11 platform only, as 2026-01-11 words them: its profile need not name
 checkout to be served the core checkout (`negotiation.with_core_checkout_2026_01_11`), and an operation refused for
-the checkout's status is a 409 (`_refused_for_status`).
+the checkout's status is a 409 (`ucp.refused_for_status`).
 
 Also here: the UCP conformance suite's simulation endpoint, present only when `UCP_SIMULATION_SECRET` is set.
 """
@@ -88,23 +88,6 @@ def _mapped(result: OperationResult, translate: Translate) -> OperationResult:
     return OperationResult(status, translate(result.body), result.headers, result.replayed)
 
 
-def _refused_for_status(body: dict[str, Any]) -> bool:
-    """The operation was refused for the checkout's status (update, complete or cancel of a `completed` or
-    `canceled` checkout, or during `complete_in_progress`: BCP §4.3 answers 200 with the unchanged checkout and an
-    `invalid_checkout_status` error). On UCP 2026-01-11 that is a failed request: checkout.md (tag v2026-01-11,
-    lines 339-343) "businesses **SHOULD** send back an error indicating the operation is not allowed", and
-    checkout-rest.md "Status Codes" (lines 1301-1312) "UCP uses standard HTTP status codes to indicate the success
-    or failure of an API request", `200 OK` "The request was successful", `409 Conflict` "The request could not be
-    completed due to a conflict". The body stays the checkout with its error message (`status`, `messages`, as
-    "Error Responses" lines 1317-1333 show). UCP 2026-04-08 on (checkout-rest.md "Business Outcomes") answers 200,
-    as BCP does: only the 2026-01-11 face changes the status."""
-    messages = body.get("messages")
-    return isinstance(messages, list) and any(
-        isinstance(m, dict) and m.get("type") == "error" and m.get("code") == "invalid_checkout_status"
-        for m in messages
-    )
-
-
 def _face_version(request: HttpRequest) -> str:
     """The UCP version a refused request is answered in: the `version` the platform put on `UCP-Agent` when it is
     one we serve, else 2026-01-11 (the face's default, as `_for_version`)."""
@@ -160,7 +143,7 @@ def _ucp(
             raise replace(exc, content=ucp.renamed_text(exc.content, names)) from exc
         to_ucp = _for_version(ctx, translate)
         mapped = _mapped(result, (lambda b: ucp.renamed_messages(to_ucp(b), names)) if names else to_ucp)
-        if to_ucp is translate and _refused_for_status(result.body):
+        if to_ucp is translate and ucp.refused_for_status(result.body):
             return replace(mapped, status_code=409)
         return mapped
 

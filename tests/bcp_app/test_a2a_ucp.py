@@ -22,7 +22,7 @@ from bcp_app.transports.a2a.messages import intify
 from bcp_app.transports.a2a.ucp_face import UCP_EXTENSION_URI
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_a2a_helpers import EXTENSION, LiveServer, make_product
-from tests.bcp_app.test_ucp_face import LATE, ucp_profile, ucp_profile_2026_08_25
+from tests.bcp_app.test_ucp_face import LATE, V, only_order_profile, ucp_profile, ucp_profile_2026_08_25
 
 pytestmark = [pytest.mark.postgres, pytest.mark.e2e, pytest.mark.usefixtures("bcp_settings")]
 fulfillment_resp.Checkout.model_rebuild(_types_namespace={"PaymentResponse": PaymentResponse})
@@ -41,13 +41,20 @@ def live(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveServer]:
 
 class UcpPlatform:
     def __init__(
-        self, live: LiveServer, fake: FakePlatform, *, extension: str = UCP_EXTENSION_URI, late: bool = False
+        self,
+        live: LiveServer,
+        fake: FakePlatform,
+        *,
+        extension: str = UCP_EXTENSION_URI,
+        late: bool = False,
+        profile: dict[str, Any] | None = None,
     ) -> None:
         from bcp_app.service.platforms import platform_create
 
         self.live, self.extension = live, extension
-        profile = ucp_profile_2026_08_25() if late else ucp_profile(fake)
-        url = fake.serve_json("/ucp-a2a-late.json" if late else "/ucp-a2a.json", profile)
+        if profile is None:
+            profile = ucp_profile_2026_08_25() if late else ucp_profile(fake)
+        url = fake.serve_json(f"/ucp-a2a-{uuid.uuid4().hex}.json", profile)
         created = platform_create(name="Plataforma UCP (A2A)", profile_url=url)
         self.headers = {"UCP-Agent": f'profile="{url}"', "A2A-Extensions": extension,
                         "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
@@ -165,3 +172,32 @@ def test_update_reads_payment_and_gives_ucp_rests_warnings(shop: LiveServer, fak
     after = data_of(chosen)["a2a.ucp.checkout"]
     assert not [m for m in after.get("messages") or [] if m["type"] == "warning"]
     assert after["payment"]["selected_instrument_id"] == "instr_1"
+
+
+def test_a_2026_01_11_profile_naming_only_order_is_served_the_core_checkout_over_a2a(
+    shop: LiveServer, fake_platform: FakePlatform
+) -> None:
+    """As on UCP REST and MCP (`negotiation.with_core_checkout_2026_01_11`): UCP 2026-01-11 conditions no operation
+    on the intersection, so the conformance suite's order-only profile gets the core checkout without extensions;
+    2026-08-25 and BCP's extension keep `capabilities_incompatible`. A cancel refused for the checkout's status stays
+    a reply carrying the checkout and its error: checkout-a2a.md (tag v2026-01-11) words no error of its own."""
+    platform = UcpPlatform(shop, fake_platform, profile=only_order_profile(V))
+    added = platform.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO", "quantity": 1})["message"]
+    body = data_of(added)["a2a.ucp.checkout"]
+    checkout = fulfillment_resp.Checkout(**body)
+    assert [(c.name, c.version.root) for c in checkout.ucp.capabilities] == [("dev.ucp.shopping.checkout", V)]
+    assert [(li.item.id, li.quantity) for li in checkout.line_items] == [("PIXEL-10-PRO", 1)]
+    assert "fulfillment" not in body
+    context_id = added["contextId"]
+    canceled = platform.send({"action": "cancel_checkout"}, context_id=context_id)["message"]
+    assert data_of(canceled)["a2a.ucp.checkout"]["status"] == "canceled"
+    again = data_of(platform.send({"action": "cancel_checkout"}, context_id=context_id)["message"])["a2a.ucp.checkout"]
+    assert again["status"] == "canceled"
+    assert [m["code"] for m in again["messages"] if m["type"] == "error"] == ["invalid_checkout_status"]
+    for other in (
+        UcpPlatform(shop, fake_platform, profile=only_order_profile(LATE)),
+        UcpPlatform(shop, fake_platform, profile=only_order_profile(V), extension=EXTENSION),
+    ):
+        refused = data_of(other.send({"action": "add_to_checkout", "product_id": "PIXEL-10-PRO"})["message"])
+        checkout_key = "a2a.bcp.checkout" if other.extension == EXTENSION else "a2a.ucp.checkout"
+        assert refused[checkout_key]["messages"][0]["code"] == "capabilities_incompatible"

@@ -236,7 +236,7 @@ def test_a_ucp_platform_buys_with_a_card_over_ucp_rest(
     completed = fulfillment_resp.Checkout(**done.json())
     assert completed.status == "completed"
     # a completed checkout is immutable: another complete or a cancel is refused with 409 on 2026-01-11
-    # (ucp_rest._refused_for_status), the unchanged checkout with its error; the first key still replays its 200
+    # (ucp.refused_for_status), the unchanged checkout with its error; the first key still replays its 200
     again = post(client, f"/checkout-sessions/{checkout.id}/complete", ucp_headers, CARD_COMPLETE, key="k-complete-2")
     assert again.status_code == 409
     assert again.json()["status"] == "completed"

@@ -18,7 +18,7 @@ from ucp_sdk.models.schemas.shopping.payment_resp import PaymentResponse
 from tests.bcp_app import test_mcp_helpers
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_mcp_helpers import mcp_client, run
-from tests.bcp_app.test_ucp_face import LATE, pac_chosen, ucp_profile, ucp_profile_2026_08_25
+from tests.bcp_app.test_ucp_face import LATE, V, only_order_profile, pac_chosen, ucp_profile, ucp_profile_2026_08_25
 from tests.shop.checkout_factories import make_shipping, make_variant
 
 live_mcp = test_mcp_helpers.live_mcp
@@ -328,3 +328,72 @@ def test_complete_errors_name_the_instrument_where_the_agent_put_it(platform: Uc
     errors = [m for m in declined["messages"] if m["type"] == "error"]
     assert errors and {m["path"] for m in errors} == {"$.payment.instruments[1]"}, errors
     assert not any("checkout" in m["content"] for m in errors)
+
+
+def _platform_with(
+    platform: UcpPlatform, fake_platform: FakePlatform, path: str, profile: dict[str, Any]
+) -> UcpPlatform:
+    from bcp_app.service.platforms import platform_create
+
+    url = fake_platform.serve_json(path, profile)
+    return UcpPlatform(platform.url, url, platform_create(name=f"UCP {path}", profile_url=url).api_key)
+
+
+def test_a_2026_01_11_profile_naming_only_order_is_served_the_core_checkout_over_mcp(
+    platform: UcpPlatform, fake_platform: FakePlatform
+) -> None:
+    """As on UCP REST (test_ucp_face.py): UCP 2026-01-11 conditions no operation on the intersection (overview.md
+    "Version Negotiation"), so the conformance suite's order-only profile gets the core checkout, without the
+    extensions whose parent is not in the intersection; a 2026-08-25 profile keeps `capabilities_incompatible`."""
+    only_order = _platform_with(platform, fake_platform, "/mcp-only-order.json", only_order_profile(V))
+    line = {"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}
+    created = only_order.tool(
+        "create_checkout",
+        checkout={"line_items": [line], "fulfillment": {"methods": [{"type": "shipping", "destinations": [SP]}]}},
+    )
+    checkout = fulfillment_resp.Checkout(**created)
+    assert [(c.name, c.version.root) for c in checkout.ucp.capabilities] == [("dev.ucp.shopping.checkout", V)]
+    assert "fulfillment" not in created
+    assert only_order.tool("get_checkout", id=checkout.id)["id"] == checkout.id
+    canceled = only_order.tool("cancel_checkout", id=checkout.id, idempotency_key=str(uuid.uuid4()))
+    assert canceled["status"] == "canceled"
+    late = _platform_with(platform, fake_platform, "/mcp-only-order-late.json", only_order_profile(LATE))
+    refused = late.tool("create_checkout", checkout={"line_items": [line]})
+    assert refused["ucp"]["status"] == "error"
+    assert refused["messages"][0]["code"] == "capabilities_incompatible"
+
+
+def test_operations_refused_for_the_checkouts_status_are_json_rpc_errors_on_2026_01_11(
+    platform: UcpPlatform, fake_platform: FakePlatform
+) -> None:
+    """UCP REST answers 409 there (checkout.md: "SHOULD send back an error indicating the operation is not
+    allowed"); checkout-mcp.md (tag v2026-01-11) "Error Handling": errors are JSON-RPC errors with UCP's error
+    object in `data`. 2026-08-25 (and BCP §4.3) answer the unchanged checkout with its error message as a result."""
+    line = {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    checkout_id = platform.tool("create_checkout", checkout=line)["id"]
+    first_key = str(uuid.uuid4())
+    assert platform.tool("cancel_checkout", id=checkout_id, idempotency_key=first_key)["status"] == "canceled"
+    card = {"selected_instrument_id": CARD["id"], "instruments": [CARD]}
+    refused = [
+        platform.error("cancel_checkout", id=checkout_id, idempotency_key=str(uuid.uuid4())),
+        platform.error("update_checkout", id=checkout_id, checkout=line),
+        platform.error("complete_checkout", id=checkout_id, payment=card, idempotency_key=str(uuid.uuid4())),
+    ]
+    for error in refused:
+        assert (error.code, error.data["code"], error.data.get("status")) == (
+            -32000,
+            "invalid_checkout_status",
+            "error",
+        ), error.data
+        [ucp_error] = error.data["errors"]
+        assert (ucp_error["code"], ucp_error["message"]) == ("invalid_checkout_status", error.message)
+        assert fulfillment_resp.Checkout(**ucp_error["details"]["checkout"]).status == "canceled"
+    # the first cancel's key still replays its result; a read of the canceled checkout is no refusal
+    assert platform.tool("cancel_checkout", id=checkout_id, idempotency_key=first_key)["status"] == "canceled"
+    assert platform.tool("get_checkout", id=checkout_id)["status"] == "canceled"
+    late = _platform_with(platform, fake_platform, "/mcp-late-cancel.json", ucp_profile_2026_08_25())
+    late_id = late.tool("create_checkout", checkout=line)["id"]
+    late.tool("cancel_checkout", id=late_id, idempotency_key=str(uuid.uuid4()))
+    again = late.tool("cancel_checkout", id=late_id, idempotency_key=str(uuid.uuid4()))
+    assert again["status"] == "canceled"
+    assert again["messages"][0]["code"] == "invalid_checkout_status"

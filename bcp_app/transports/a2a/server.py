@@ -108,6 +108,7 @@ from bcp_app.transports.a2a.ucp_face import (
     checkout_request,
     incoming_to_bcp,
     reply_to_ucp,
+    served_context,
     speaks_ucp,
 )
 from bcp_app.transports.scope import path_and_query
@@ -401,7 +402,7 @@ def _identity(state: dict[str, Any], push: tuple[str, str] | None, *, own_connec
         raise a2a_error(exc) from exc
     if push is not None:
         bcp_context.extra["a2a_push"] = push
-    return bcp_context
+    return served_context(state["headers"], state.get(STATE_INCOMING) or {}, bcp_context)
 
 
 def _handle(

@@ -8,16 +8,25 @@ instrument, UCP's `payment_data`) becomes BCP's `a2a.bcp.checkout.payment` (`{in
 `a2a.ucp.checkout` and the order under `a2a.ucp.order`, in UCP 2026-01-11's shapes (`bcp_app/protocol/ucp.py`, the map
 the REST and MCP faces use); a platform whose profile is written in UCP 2026-08-25 gets that version's shapes
 (`ucp.body_2026_08_25`), as on the other faces. Idempotency stays the A2A `messageId`'s, as the binding asks.
+
+A 2026-01-11 platform whose profile names no checkout is served the core checkout, as on UCP REST
+(`served_context`). An operation refused for the checkout's status keeps its reply (the checkout with its
+`invalid_checkout_status` message, in a `Message`): the binding at v2026-01-11 words no error of its own, unlike
+REST's 409 and MCP's JSON-RPC error (`ucp.refused_for_status`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from bcp_app.protocol import ucp
 from bcp_app.protocol.names import A2A_EXTENSION_URI
-from bcp_app.transports.a2a.messages import CHECKOUT_KEY, ORDER_KEY, PAYMENT_KEY, SIGNALS_KEY
+from bcp_app.service.context import RequestContext
+from bcp_app.service.negotiation import with_core_checkout_2026_01_11
+from bcp_app.transports.a2a.actions import ACTIONS, message_parts, text_action
+from bcp_app.transports.a2a.messages import CHECKOUT_KEY, GET_ORDER, ORDER_KEY, PAYMENT_KEY, SIGNALS_KEY
 
 UCP_EXTENSION_URI = "https://ucp.dev/specification/reference?v=2026-01-11"
 UCP_CHECKOUT_KEY = "a2a.ucp.checkout"
@@ -39,6 +48,22 @@ def speaks_ucp(headers: Mapping[str, str]) -> bool:
 def agent_header(headers: Mapping[str, str]) -> str | None:
     """`BCP-Agent`, else UCP's `UCP-Agent` (the same RFC 8941 Dictionary with `profile`)."""
     return headers.get("bcp-agent") or headers.get("ucp-agent")
+
+
+def served_context(headers: Mapping[str, str], message: dict[str, Any], ctx: RequestContext) -> RequestContext:
+    """The caller's context for `message`: on UCP's face, a checkout intent (`actions.ACTIONS` but the order's read,
+    or a sentence that is not a policies question) runs under the capabilities UCP REST runs checkout operations
+    under (`negotiation.with_core_checkout_2026_01_11`: a 2026-01-11 profile that names no checkout is served the
+    core checkout). Carts, orders' actions, subscriptions and policies, and BCP's face, keep `ctx` as negotiated."""
+    if not speaks_ucp(headers):
+        return ctx
+    structured, _, text = message_parts(message)
+    action = structured.get("action") if structured else None
+    checkout_intent = action in ACTIONS - {GET_ORDER} if structured else text_action(text) is None
+    if not checkout_intent:
+        return ctx
+    capabilities = with_core_checkout_2026_01_11(ctx.profile, ctx.capabilities)
+    return ctx if capabilities is ctx.capabilities else replace(ctx, capabilities=capabilities)
 
 
 # The intents that create or update a checkout: their part carries what a UCP REST Create/Update body would

@@ -695,10 +695,10 @@ def _schemas(spec: BcpToolSpec) -> tuple[dict[str, Any], dict[str, Any] | None]:
     return schema, {"type": "object", **output}
 
 
-def bcp_tools(only: set[str] | None = None) -> list[McpTool]:
+def bcp_tools(only: set[str] | None = None, adapt: Callable[[BcpToolSpec], BcpToolSpec] = lambda s: s) -> list[McpTool]:
     """The BCP tools, or those named in `only` (the UCP face runs five of them)."""
     tools = []
-    for spec in _specs():
+    for spec in map(adapt, _specs()):
         if only is not None and spec.name not in only:
             continue
         schema, output = _schemas(spec)

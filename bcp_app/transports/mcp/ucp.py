@@ -13,6 +13,11 @@ Each call's arguments are renamed into the BCP tool's (`bcp_app/protocol/ucp.py`
 that tool's runner — the same validation, identity, negotiation, idempotency and rate limit — and its result
 renamed back into UCP's shapes. A protocol error is the JSON-RPC error BCP gives it, whose `data` also carries UCP's
 `{status: "error", errors: [{code, message, severity}]}` ("Error Handling" of the binding).
+
+As on the REST face, a 2026-01-11 platform is answered as 2026-01-11 words it: its profile need not name checkout to
+be served the core checkout (`negotiation.with_core_checkout_2026_01_11`, applied by `_core_checkout` to the BCP
+checkout tools), and an operation refused for the checkout's status (`ucp.refused_for_status`, REST's 409) is a
+JSON-RPC error (`refused_for_status_error`).
 """
 
 from __future__ import annotations
@@ -24,13 +29,29 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 
 from bcp_app.protocol import ucp
-from bcp_app.protocol.errors import ProtocolError
+from bcp_app.protocol.errors import PROTOCOL_ERRORS, ProtocolError
+from bcp_app.protocol.results import OperationResult
+from bcp_app.service.context import RequestContext
+from bcp_app.service.negotiation import with_core_checkout_2026_01_11
 from bcp_app.transports.mcp.server import McpAsgiApp, build_server
-from bcp_app.transports.mcp.tools import CallInfo, McpTool, ToolOutcome, bcp_tools, compact_json, invalid_params
+from bcp_app.transports.mcp.tools import (
+    BcpToolSpec,
+    CallInfo,
+    McpTool,
+    ToolOutcome,
+    bcp_tools,
+    compact_json,
+    invalid_params,
+)
 
 UUID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "description": "UUID para repetir com segurança."}
 ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 100, "description": "Id do checkout ou do pedido."}
 OBJECT = {"type": "object"}
+CHECKOUT_TOOLS = frozenset(
+    {"create_checkout", "get_checkout", "update_checkout", "complete_checkout", "cancel_checkout"}
+)
+# The JSON-RPC code of a refusal for the checkout's status: BCP's for its other conflicts (HTTP 409 on REST)
+CONFLICT_CODE = PROTOCOL_ERRORS["idempotency_conflict"][1]
 Renames = tuple[tuple[str, str], ...]
 # The BCP tool's `meta`, which this face builds from what the UCP agent sent (`idempotency_key`, `_meta.ucp.profile`):
 # its errors name those, not members the agent never saw (`tools.META_KEY_FIELD`, the JSONPaths of `describe`).
@@ -205,6 +226,36 @@ def ucp_error(exc: ProtocolError) -> MCPError:
     return MCPError(exc.jsonrpc_code, exc.content, data)
 
 
+def refused_for_status_error(checkout: dict[str, Any]) -> MCPError:
+    """A 2026-01-11 update, complete or cancel refused for the checkout's status (`ucp.refused_for_status`: REST
+    answers 409) as checkout-mcp.md (tag v2026-01-11) "Error Handling" words an error: a JSON-RPC error whose
+    `data` is UCP's error object, here with the unchanged checkout in the error's `details` (REST's 409 body)."""
+    refusal = next(
+        m for m in checkout["messages"] if m.get("type") == "error" and m.get("code") == "invalid_checkout_status"
+    )
+    error = {
+        "code": refusal["code"],
+        "message": refusal["content"],
+        "severity": refusal["severity"],
+        "details": {"checkout": checkout},
+    }
+    data = {"code": refusal["code"], "content": refusal["content"], "status": "error", "errors": [error]}
+    return MCPError(CONFLICT_CODE, refusal["content"], data)
+
+
+def _core_checkout(spec: BcpToolSpec) -> BcpToolSpec:
+    """A BCP checkout tool run under the capabilities UCP REST runs it under (`ucp_rest._ucp`): a 2026-01-11
+    platform whose profile names no checkout is served the core checkout (`with_core_checkout_2026_01_11`)."""
+    if spec.name not in CHECKOUT_TOOLS:
+        return spec
+    execute = spec.execute
+
+    def under_core_checkout(ctx: RequestContext, args: Any) -> OperationResult:
+        return execute(replace(ctx, capabilities=with_core_checkout_2026_01_11(ctx.profile, ctx.capabilities)), args)
+
+    return replace(spec, execute=under_core_checkout)
+
+
 def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOutcome]:
     allowed = set(spec.params)
 
@@ -238,6 +289,8 @@ def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOu
         # A platform whose profile is UCP 2026-08-25 gets 2026-08-25's shapes, as on the REST face (`_for_version`)
         late = ucp.platform_ucp_version(outcome.profile) == ucp.UCP_2026_08_25
         body = ucp.renamed_messages((ucp.body_2026_08_25 if late else spec.from_bcp)(structured), names)
+        if not late and ucp.refused_for_status(body):
+            raise refused_for_status_error(body)
         error = body.get("ucp", {}).get("status") == "error"
         text = ucp.renamed_text(outcome.text or "", names) if error else compact_json(body)
         return ToolOutcome(structured=body, text=text)
@@ -246,7 +299,7 @@ def _runner(spec: UcpToolSpec, bcp_tool: McpTool) -> Callable[[CallInfo], ToolOu
 
 
 def ucp_tools() -> list[McpTool]:
-    bcp = {tool.name: tool for tool in bcp_tools(only={spec.name for spec in _specs()})}
+    bcp = {tool.name: tool for tool in bcp_tools(only={spec.name for spec in _specs()}, adapt=_core_checkout)}
     tools = []
     for spec in _specs():
         schema = {
