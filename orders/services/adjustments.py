@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.functional import Promise
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
@@ -409,25 +410,40 @@ def adjustment_failed_refund_offline(
     the buyer outside the shop: the same amount and items are recorded as a refund paid outside
     (`refund_paid_outside`); nothing goes to the PSP. Returns the completed refund and whether it is new: a second
     one for the same failed refund (a double click, a second tab) changes nothing."""
-    order, failed = _failed_refund_locked(adjustment_id)
-    earlier = OrderEvent.objects.filter(order=order, kind="refund_completed", data__pays=adjustment_id).first()
-    if earlier is not None:
-        return Adjustment.objects.get(public_id=earlier.data["adjustment_id"]), False
-    if failed.status != AdjustmentStatus.FAILED or all(
-        a.public_id != adjustment_id for a in failed_refunds_to_pay_outside(order)
-    ):
-        raise OrderError(
-            "adjustment",
-            _("Só um reembolso que falhou pode ser marcado como pago por fora."),
-            code="invalid_status",
-        )
-    known = lock_lines(order)
-    pairs = [(known[item["id"]], -int(item["quantity"])) for item in failed.line_items if item["id"] in known]
+    redo = _failed_refund_to_redo(
+        adjustment_id,
+        done=("refund_completed", "pays"),
+        refusal=_("Só um reembolso que falhou pode ser marcado como pago por fora."),
+    )
+    if isinstance(redo, Adjustment):
+        return redo, False
+    order, failed, pairs = redo
     paid = refund_paid_outside(
         order, amount=-failed.amount, reason=failed.description, pairs=pairs, means=means, note=note, actor=actor,
         pays=adjustment_id,
     )  # fmt: skip
     return paid, True
+
+
+def _failed_refund_to_redo(
+    adjustment_id: str, *, done: tuple[str, str], refusal: str | Promise
+) -> Adjustment | tuple[Order, Adjustment, list[tuple[OrderLine, int]]]:
+    """The failed refund `adjustment_id` about to be redone (retried, or paid outside), its order locked and its items
+    as (line, quantity) pairs; or the adjustment that already redid it — found by the event `done` = (kind, the data
+    member naming the failed refund) — so a double click or a second tab changes nothing. `refusal`: the error when
+    it is not a failed refund still waiting for a decision."""
+    order, failed = _failed_refund_locked(adjustment_id)
+    kind, member = done
+    earlier = OrderEvent.objects.filter(order=order, kind=kind, **{f"data__{member}": adjustment_id}).first()
+    if earlier is not None:
+        return Adjustment.objects.get(public_id=earlier.data["adjustment_id"])
+    if failed.status != AdjustmentStatus.FAILED or all(
+        a.public_id != adjustment_id for a in failed_refunds_to_pay_outside(order)
+    ):
+        raise OrderError("adjustment", refusal, code="invalid_status")
+    known = lock_lines(order)
+    pairs = [(known[item["id"]], -int(item["quantity"])) for item in failed.line_items if item["id"] in known]
+    return order, failed, pairs
 
 
 def _failed_refund_locked(adjustment_id: str) -> tuple[Order, Adjustment]:
@@ -449,16 +465,14 @@ def adjustment_refund_retry(*, adjustment_id: str, actor: str = "") -> tuple[Adj
     most what was paid and not refunded (`refund_exceeds_paid`). The failed one stays failed (BCP §7) and is no
     longer offered to retry or to pay outside. Returns the new refund and whether it is new: a second retry of the
     same failed refund (a double click, a second tab) returns the first and changes nothing."""
-    order, failed = _failed_refund_locked(adjustment_id)
-    earlier = OrderEvent.objects.filter(order=order, kind="refund_requested", data__retries=adjustment_id).first()
-    if earlier is not None:
-        return Adjustment.objects.get(public_id=earlier.data["adjustment_id"]), False
-    if failed.status != AdjustmentStatus.FAILED or all(
-        a.public_id != adjustment_id for a in failed_refunds_to_pay_outside(order)
-    ):
-        raise OrderError("adjustment", _("Só um reembolso que falhou pode ser tentado de novo."), code="invalid_status")
-    known = lock_lines(order)
-    pairs = [(known[item["id"]], -int(item["quantity"])) for item in failed.line_items if item["id"] in known]
+    redo = _failed_refund_to_redo(
+        adjustment_id,
+        done=("refund_requested", "retries"),
+        refusal=_("Só um reembolso que falhou pode ser tentado de novo."),
+    )
+    if isinstance(redo, Adjustment):
+        return redo, False
+    order, failed, pairs = redo
     retried = _create_refund(
         order, amount=-failed.amount, reason=failed.description, pairs=pairs, actor=actor, retries=adjustment_id
     )

@@ -214,15 +214,21 @@ def test_exchange_with_a_store_credit_note(admin_client: Client, place_order, va
     assert kinds == ["return", "credit"]
 
 
-def test_a_returns_condition_reads_in_the_buyers_language(admin_client: Client, place_order, variant: Variant) -> None:
-    """Merchant walk: an English buyer page read "(Wrong size (estado: Novo, na embalagem))", Portuguese in nested
-    parentheses; rows stored that way before the condition was data read the same as new ones."""
+def _one_shirt_returned_damaged(admin_client: Client, place_order) -> Order:
+    """A delivered order of two shirts, one of them returned by staff ("Wrong size", condition "avariado")."""
     order = place_order(lines=[("CAM", 3000, 2)], freight=800)
     line = order.lines.get()
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     order_mark_delivered(order_id=order.public_id)
     form = {f"qty_{line.public_id}": "1", "reason": "Wrong size", "condition": "avariado", "restock": "on"}
     assert admin_client.post(_action(order, "return"), form).status_code == 302
+    return order
+
+
+def test_a_returns_condition_reads_in_the_buyers_language(admin_client: Client, place_order, variant: Variant) -> None:
+    """Merchant walk: an English buyer page read "(Wrong size (estado: Novo, na embalagem))", Portuguese in nested
+    parentheses; rows stored that way before the condition was data read the same as new ones."""
+    order = _one_shirt_returned_damaged(admin_client, place_order)
     Adjustment.objects.create(
         order=order, type="return", status="completed", description="Too big (estado: Usado, em bom estado)",
         occurred_at=timezone.now(),
@@ -244,12 +250,7 @@ def test_a_returns_condition_is_in_the_bcp_adjustments_description(
     """BCP §7 / BCP-ORD-09: since the condition became data (orders 0033) the BCP order's return adjustment said only
     "Wrong size", its "(estado: …)" gone. The adjustment schema has no member for it; `description` (its one human
     text) says it again, in pt-BR whatever language rendered the snapshot that REST, MCP, A2A and webhooks send."""
-    order = place_order(lines=[("CAM", 3000, 2)], freight=800)
-    line = order.lines.get()
-    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
-    order_mark_delivered(order_id=order.public_id)
-    form = {f"qty_{line.public_id}": "1", "reason": "Wrong size", "condition": "avariado", "restock": "on"}
-    assert admin_client.post(_action(order, "return"), form).status_code == 302
+    order = _one_shirt_returned_damaged(admin_client, place_order)
 
     order.refresh_from_db()
     with translation.override("en"):

@@ -202,6 +202,18 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     assert Adjustment.objects.filter(order=order, type="refund").count() == 2
 
 
+def _an_order_refund_the_psp_refused(capture: Any, settings: Any) -> tuple[Order, Adjustment]:
+    """A paid order and its plain refund (R$ 15,00, no return) that the sandbox PSP refused (`NAO_REALIZADO`)."""
+    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
+    order = paid_order(capture)
+    with capture(execute=True):
+        failed = order_refund(order_id=order.public_id, amount=1500, reason="Cliente desistiu de um item")
+    refund = PixRefund.objects.get(refund_id=failed.public_id)
+    with capture(execute=True):
+        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    return order, failed
+
+
 def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outside_it(
     django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
@@ -213,13 +225,7 @@ def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
 
     from orders.models import OrderEvent, OutboxMessage
 
-    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
-    order = paid_order(django_capture_on_commit_callbacks)
-    with django_capture_on_commit_callbacks(execute=True):
-        failed = order_refund(order_id=order.public_id, amount=1500, reason="Cliente desistiu de um item")
-    refund = PixRefund.objects.get(refund_id=failed.public_id)
-    with django_capture_on_commit_callbacks(execute=True):
-        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    order, failed = _an_order_refund_the_psp_refused(django_capture_on_commit_callbacks, settings)
     failed.refresh_from_db()
     assert failed.status == "failed"
     # given the order page offers paying it outside, and its page names the amount
@@ -279,13 +285,7 @@ def test_an_order_refund_the_psp_refused_is_tried_again_not_refunded_a_second_ti
     once per failed refund, both still bounded by what was paid and not refunded."""
     from orders.models import OrderEvent
 
-    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False  # the sandbox PSP answers when told to
-    order = paid_order(django_capture_on_commit_callbacks)
-    with django_capture_on_commit_callbacks(execute=True):
-        failed = order_refund(order_id=order.public_id, amount=1500, reason="Cliente desistiu de um item")
-    refund = PixRefund.objects.get(refund_id=failed.public_id)
-    with django_capture_on_commit_callbacks(execute=True):
-        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    order, failed = _an_order_refund_the_psp_refused(django_capture_on_commit_callbacks, settings)
     client = _refunder()
     change = f"/admin/orders/order/{order.pk}/change/"
     retry = f"/admin/orders/order/{order.public_id}/action/refund-retry/"
@@ -329,13 +329,7 @@ def test_a_retried_refund_is_bounded_by_what_was_paid(django_capture_on_commit_c
     nothing sent (the same bound as “Reembolsar”)."""
     from orders.services import adjustment_refund_retry
 
-    settings.PIX_SANDBOX_REFUND_AUTOSETTLE = False
-    order = paid_order(django_capture_on_commit_callbacks)
-    with django_capture_on_commit_callbacks(execute=True):
-        failed = order_refund(order_id=order.public_id, amount=1500, reason="Cliente desistiu de um item")
-    refund = PixRefund.objects.get(refund_id=failed.public_id)
-    with django_capture_on_commit_callbacks(execute=True):
-        refund_settle(e2eid=refund.end_to_end_id, refund_id=refund.psp_refund_id, status="NAO_REALIZADO")
+    order, failed = _an_order_refund_the_psp_refused(django_capture_on_commit_callbacks, settings)
     order.refresh_from_db()
     order_refund(order_id=order.public_id, amount=order.paid_amount - 1000, reason="Acordo com o comprador")
     with pytest.raises(OrderError) as refused:
