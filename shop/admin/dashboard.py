@@ -8,7 +8,8 @@ Definitions, so every number means one thing and its link opens exactly the rows
   total − refunded); average ticket = revenue ÷ count, rounded down to the centavo; the chart by the same date;
 - to ship: paid delivery orders with something still to send ("pedido recebido" / "enviado em parte");
 - pickups waiting: the same for store pickup;
-- Pix awaiting payment: active Pix charges; refunds pending: orders with a refund promised and not settled yet,
+- Pix awaiting payment: active Pix charges; boletos awaiting payment: issued boletos (not paid, not expired);
+  refunds pending: orders with a refund promised and not settled yet,
   whatever the means (Pix devolução, card estorno, or one the merchant gives back outside the shop);
 - low stock: active variants with 0 < stock ≤ their alert threshold;
 - abandoned today: checkouts created today that did not become an order;
@@ -33,7 +34,7 @@ from django.utils.translation import gettext as _
 from fiscal.models import FiscalDocument
 from orders.models import Adjustment, Order, ReturnRequest
 from orders.selectors import orders_with_payment_date
-from payments.models import PixCharge, PixInfraction
+from payments.models import BoletoPayment, PixCharge, PixInfraction
 from shop.checkout.reminders import reminder_stats
 from shop.models import Checkout, Variant
 
@@ -128,7 +129,7 @@ def sees_revenue(user: Any) -> bool:
 
 
 def dashboard_get(*, now: datetime | None = None, revenue: bool = True) -> Dashboard:
-    """All numbers of the admin home. Queries: 1 sales + 1 chart + 8 counters.
+    """All numbers of the admin home. Queries: 1 sales + 1 chart + 9 counters.
 
     `revenue=False` (a staff member without `orders.view_revenue`): no sales figures and no chart, and their two
     queries are not run."""
@@ -178,6 +179,14 @@ def dashboard_get(*, now: datetime | None = None, revenue: bool = True) -> Dashb
             PixCharge.objects.filter(status="active").count(),
             _url("admin:payments_pixcharge_changelist", status__exact="active"),
             "payments.view_pixcharge",
+        ),
+        Counter(
+            # QA walk: Pix had its counter, boletos waiting for the bank's payment report had none
+            "boletos_pending",
+            _("Boletos aguardando pagamento"),
+            BoletoPayment.objects.filter(status=BoletoPayment.Status.ISSUED).count(),
+            _url("admin:payments_boletopayment_changelist", status__exact="issued"),
+            "payments.view_boletopayment",
         ),
         Counter(
             "refunds_pending",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from orders.models import Order
 from orders.services import order_place_from_checkout
+from payments.models import BoletoPayment
 from payments.services import pix_charge_ensure
 from shop.admin.dashboard import dashboard_get
 from shop.models import (
@@ -71,6 +72,7 @@ def test_dashboard_numbers_are_exact(admin_client: Client) -> None:
         "to_ship": 2,  # today's delivery order and the one of 10 days ago
         "pickups": 1,
         "pix_pending": 1,
+        "boletos_pending": 0,
         "refunds_pending": 0,
         "returns_open": 0,
         "disputes_open": 0,
@@ -127,6 +129,36 @@ def test_sales_count_the_day_the_money_came_in_and_open_exactly_those_orders(adm
         assert "pago desde" in listing.content.decode().lower()
 
 
+def _boleto(order: Order, status: str, number: int) -> BoletoPayment:
+    return BoletoPayment.objects.create(
+        payment_id=f"bol_{number}", reference=order.checkout_id, handler_id="br.dev.bcp.boleto",
+        amount=order.total_amount, status=status, due_date=date(2026, 12, 10), gateway="sandbox",
+        gateway_charge_id=f"ch_{number}", line="0" * 47,
+    )  # fmt: skip
+
+
+def test_boletos_awaiting_payment_have_their_counter_linking_to_them(admin_client: Client) -> None:
+    """QA walk: the home counted Pix awaiting payment but not boletos: a merchant selling by boleto could not see
+    how many orders still wait for the bank's payment report."""
+    # given two orders awaiting their boleto, one whose boleto was paid and one whose boleto expired
+    orders = [
+        order_place_from_checkout(
+            checkout=make_checkout(lines=[(f"BOL-{n}", 5000, 1)], freight=0, payment_type="boleto", paid=False)
+        )
+        for n in range(4)
+    ]
+    for number, (order, status) in enumerate(zip(orders, ("issued", "issued", "paid", "expired"), strict=True)):
+        _boleto(order, status, number)
+    # when the owner opens the admin home
+    html = admin_client.get("/admin/").content.decode()
+    # then the tile says 2 and opens exactly those boletos
+    tile = re.search(r'href="([^"]+)" data-testid="counter-boletos_pending">(.*?)</a>', html, re.S)
+    assert tile is not None
+    assert re.search(r'data-role="value">2<', tile.group(2)) and "Boletos aguardando pagamento" in tile.group(2)
+    listing = admin_client.get(tile.group(1).replace("&amp;", "&"))
+    assert {b.payment_id for b in listing.context["cl"].result_list} == {"bol_0", "bol_1"}
+
+
 def test_a_hand_edited_paid_since_link_lists_every_order_and_says_why(admin_client: Client) -> None:
     order_place_from_checkout(checkout=make_checkout(lines=[("CAM-A", 3000, 1)], freight=0))
     response = admin_client.get("/admin/orders/order/", {"pago_desde": "ontem"}, follow=True)
@@ -139,7 +171,8 @@ def test_dashboard_home_costs_a_fixed_number_of_queries(admin_client: Client, dj
     three_orders()
     reminded = Checkout.objects.create(status="completed", buyer_email="ana@example.com.br", order_id="order_x")
     CheckoutReminder.objects.create(checkout=reminded, email="ana@example.com.br", sent_at=timezone.now())
-    with django_assert_max_num_queries(16):  # 14 + the MED disputes counter (issue 37) + the first steps' one
+    # 14 + the MED disputes counter (issue 37) + the first steps' one + the boletos awaiting payment
+    with django_assert_max_num_queries(17):
         assert admin_client.get("/admin/").status_code == 200
 
 

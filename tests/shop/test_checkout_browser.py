@@ -82,6 +82,11 @@ def test_buyer_pays_with_pix_and_the_page_moves_to_the_order(live_server, transa
             page.click("[data-role=add-button]")
             expect(page.get_by_test_id("cart-count")).to_have_text("2")
             page.click("[data-testid=go-checkout]")
+            # the marketing-consent box keeps a gap below the CPF field (desktop QA walk: their borders touched)
+            cpf = page.locator("#id_tax_id").bounding_box()
+            consent = page.get_by_test_id("marketing-consent").bounding_box()
+            assert cpf is not None and consent is not None
+            assert consent["y"] - (cpf["y"] + cpf["height"]) >= 8
             # and pays too early, the errors are next to the fields
             page.click("[data-testid=pay-pix]")
             expect(page.get_by_test_id("error-email")).to_have_text("Informe o e-mail.")
