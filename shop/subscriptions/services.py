@@ -52,12 +52,19 @@ STATUS_WORDS = {
 
 
 class SubscriptionInputError(ValueError):
-    """Bad input, said in Portuguese on the field at fault; nothing was written."""
+    """Bad input, said in Portuguese on each field at fault (`errors`: field → message, in the form's order, so a
+    buyer fixes them all in one go); `field`/`message` are the first of them. Nothing was written."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, *, errors: dict[str, str] | None = None) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.errors = errors or {field: message}
+
+    @classmethod
+    def of(cls, errors: dict[str, str]) -> SubscriptionInputError:
+        field, message = next(iter(errors.items()))
+        return cls(field, message, errors=errors)
 
 
 class SubscriptionStateError(ValueError):
@@ -68,23 +75,27 @@ CARD = Subscription.Method.CARD
 CARD_REFUSED = gettext_lazy("O cartão não foi aceito pela operadora. Confira os dados ou use outro cartão.")
 
 
-def _validated(*, buyer_name: str, buyer_tax_id: str, buyer_email: str, starts_on: date) -> tuple[str, str, str]:
+def _validated(
+    *, buyer_name: str, buyer_tax_id: str, buyer_email: str, starts_on: date
+) -> tuple[str, str, str, dict[str, str]]:
+    """The buyer's name, tax id and e-mail cleaned, and every field at fault with its message."""
+    errors: dict[str, str] = {}
     name = buyer_name.strip()
     if not name:
-        raise SubscriptionInputError("buyer_name", _("Informe o nome de quem assina."))
+        errors["buyer_name"] = _("Informe o nome de quem assina.")
     digits = tax_id_normalize(buyer_tax_id)
     if len(digits) not in (11, 14):
-        raise SubscriptionInputError("buyer_tax_id", _("Informe o CPF (11 dígitos) ou o CNPJ (14 dígitos) do pagador."))
-    if not tax_id_valid(digits):  # check digits, as the checkout does: each cycle's order and NF-e carry it
-        raise SubscriptionInputError("buyer_tax_id", _("CPF/CNPJ inválido."))
+        errors["buyer_tax_id"] = _("Informe o CPF (11 dígitos) ou o CNPJ (14 dígitos) do pagador.")
+    elif not tax_id_valid(digits):  # check digits, as the checkout does: each cycle's order and NF-e carry it
+        errors["buyer_tax_id"] = _("CPF/CNPJ inválido.")
     email = buyer_email.strip()
     try:
         validate_email(email)
     except ValidationError:
-        raise SubscriptionInputError("buyer_email", _("Informe um e-mail válido, como nome@exemplo.com.br.")) from None
+        errors["buyer_email"] = _("Informe um e-mail válido, como nome@exemplo.com.br.")
     if starts_on < timezone.localdate():
-        raise SubscriptionInputError("starts_on", _("A primeira cobrança não pode ser numa data que já passou."))
-    return name[:140], digits, email
+        errors["starts_on"] = _("A primeira cobrança não pode ser numa data que já passou.")
+    return name[:140], digits, email, errors
 
 
 def subscription_create(
@@ -115,10 +126,15 @@ def subscription_create(
         raise SubscriptionInputError("starts_on", _("Com cartão, a primeira cobrança é feita hoje, ao assinar."))
     # Pix Automático: the first charge goes out at least 2 days before its due date; a card is charged now.
     starts_on = timezone.localdate() if card_token else starts_on or timezone.localdate() + timedelta(days=3)
-    name, tax_id, email = _validated(
+    name, tax_id, email, errors = _validated(
         buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on
     )
-    shipping_to = address_clean(destination, name) if destination is not None else {}
+    shipping_to: dict[str, str] = {}
+    if destination is not None:
+        shipping_to, address_errors = _address_checked(destination, name)
+        errors.update(address_errors)
+    if errors:
+        raise SubscriptionInputError.of(errors)
     plan = SubscriptionPlan.objects.select_related("variant__product").filter(public_id=plan_id, active=True).first()
     if plan is None:
         raise SubscriptionInputError("plan_id", _("Este plano de assinatura não existe ou não está mais à venda."))
@@ -566,17 +582,28 @@ ADDRESS_FIELDS = {
 
 
 def address_clean(address: dict[str, str], buyer_name: str) -> dict[str, str]:
-    """A Brazilian address in the order's `destination` keys; SubscriptionInputError naming the field."""
+    """A Brazilian address in the order's `destination` keys; SubscriptionInputError naming every field at fault."""
+    clean, errors = _address_checked(address, buyer_name)
+    if errors:
+        raise SubscriptionInputError.of(errors)
+    return clean
+
+
+def _address_checked(address: dict[str, str], buyer_name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The address cleaned, and each of its fields at fault with its message."""
     clean = {key: str(address.get(key, "") or "").strip()[:200] for key in (*ADDRESS_FIELDS, "complement")}
     clean["postal_code"] = "".join(ch for ch in clean["postal_code"] if ch.isdigit())
     clean["state"] = clean["state"].upper()
+    errors: dict[str, str] = {}
     for key, message in ADDRESS_FIELDS.items():
         sized = {"postal_code": 8, "state": 2}.get(key)
         if not clean[key] or (sized is not None and len(clean[key]) != sized):
-            raise SubscriptionInputError(key, str(message))
+            errors[key] = str(message)
+    if errors:
+        return {}, errors
     clean["postal_code"] = cep_format(clean["postal_code"])  # "01310-100", as checkout orders keep it
     first, _, last = buyer_name.partition(" ")
-    return {"first_name": first, "last_name": last, **clean, "country": "BR"}
+    return {"first_name": first, "last_name": last, **clean, "country": "BR"}, errors
 
 
 SUBSCRIBER_LANGUAGES = ("pt-br", "en")

@@ -61,7 +61,6 @@ BUYER_FIELDS = (
     ("buyer_email", _("E-mail"), "email"),
 )
 
-
 CARD_MISSING = "Informe os dados do cartão."
 CARD_DOWN = _("A operadora do cartão não respondeu agora; tente de novo em instantes.")
 
@@ -87,8 +86,17 @@ def _address(data: Any) -> dict[str, str]:
     return {key: str(data.get(key, "")) for key in ADDRESS_LABELS}
 
 
-def _address_rows(values: Any) -> list[tuple[str, str | Promise, str]]:
-    return [(name, label, str(values.get(name, "") or "")) for name, label in ADDRESS_LABELS.items()]
+def _address_rows(values: Any, errors: dict[str, str] | None = None) -> list[tuple[str, str | Promise, str, str]]:
+    """Each address field's name, label, value and the message of its error ("" when it has none)."""
+    errors = errors or {}
+    return [
+        (name, label, str(values.get(name, "") or ""), errors.get(name, "")) for name, label in ADDRESS_LABELS.items()
+    ]
+
+
+def _buyer_rows(values: Any, errors: dict[str, str] | None = None) -> list[tuple[str, str | Promise, str, str, str]]:
+    errors = errors or {}
+    return [(name, label, kind, values.get(name, ""), errors.get(name, "")) for name, label, kind in BUYER_FIELDS]
 
 
 @require_http_methods(["GET", "POST"])
@@ -100,7 +108,7 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
         "plan": plan,
         "offer": plan_offer(plan),
         "terms": plan_terms(plan),
-        "buyer_rows": [(name, label, kind, request.POST.get(name, "")) for name, label, kind in BUYER_FIELDS],
+        "buyer_rows": _buyer_rows(request.POST),
         "address_rows": _address_rows(request.POST),
         "card": _card_form(),
     }
@@ -118,7 +126,10 @@ def subscribe_page(request: HttpRequest, plan_id: str) -> HttpResponse:
                 language=get_language() or settings.LANGUAGE_CODE,
             )
         except SubscriptionInputError as exc:
+            # every field at fault beside it at once: the buyer does not learn of the next one after fixing this one
             context["error"] = {"field": exc.field, "message": exc.message}
+            context["buyer_rows"] = _buyer_rows(request.POST, exc.errors)
+            context["address_rows"] = _address_rows(request.POST, exc.errors)
             return render(request, "shop/subscriptions/subscribe.html", context, status=400)
         except GatewayError:
             context["error"] = {"field": "", "message": CARD_DOWN}

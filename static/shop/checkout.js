@@ -16,9 +16,9 @@
 
   // A "Pagar" bounced by a field opens at that field, focused: on a phone the page reloaded at its top, the
   // error (e.g. "Escolha a forma de entrega.") a screen or more below. An error for the whole checkout is at the
-  // top already (role=alert), so the page stays there.
+  // top already (role=alert), so the page stays there. The subscribe form (Pix Automático) is bounced the same way.
   var firstInvalid = Array.prototype.find.call(
-    document.querySelectorAll("[data-testid=checkout-form] .field-invalid"),
+    document.querySelectorAll("[data-testid=checkout-form] .field-invalid, [data-testid=subscribe-form] .field-invalid"),
     function (box) { return box.offsetParent !== null; });
   if (firstInvalid && !document.querySelector("[data-testid=general-errors]")) {
     firstInvalid.scrollIntoView({ block: "center" });

@@ -55,6 +55,10 @@ def test_a_newcomer_subscribes_authorizes_and_pays_the_first_cycle_at_360px(
             # Pressed empty, the first field says what is missing, in the checkout's error colour.
             page.get_by_test_id("subscribe-submit").click()
             expect(page.get_by_test_id("error-buyer_name")).to_have_css("color", "rgb(179, 38, 30)")
+            # every empty field says so at once (not one per submit), and the page opens focused on the first
+            expect(page.get_by_test_id("error-buyer_email")).to_be_visible()
+            expect(page.get_by_test_id("error-street")).to_be_visible()
+            expect(page.locator("#sub-buyer_name")).to_be_focused()
             for name, value in {
                 "buyer_name": "Fulana de Tal", "buyer_tax_id": "529.982.247-25", "buyer_email": "fulana@example.com.br",
                 "postal_code": "01310-100", "street": "Avenida Paulista", "number": "1000",

@@ -187,6 +187,28 @@ def test_bad_subscribe_input_names_the_field_in_portuguese_and_writes_nothing(
     assert client.get("/assinar/plan_nao_existe/").status_code == 404
 
 
+def test_every_bad_subscribe_field_is_named_beside_it_at_once_and_the_page_opens_at_the_first(
+    sandbox: None, plan: SubscriptionPlan, client: Client
+) -> None:
+    """Buyer walk at 360 px: a bad CPF and a bad e-mail were said one at a time: the buyer fixed the CPF, submitted,
+    and only then learned of the e-mail. Every field at fault is now named beside it, what was typed kept."""
+    bad = {**FORM, "buyer_tax_id": "111.111.111-11", "buyer_email": "fulana", "number": "", "state": "S"}
+
+    response = client.post(f"/assinar/{plan.public_id}/", bad)
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert 'data-testid="error-buyer_tax_id">CPF/CNPJ inválido.' in page
+    assert 'data-testid="error-buyer_email">Informe um e-mail válido, como nome@exemplo.com.br.' in page
+    assert 'data-testid="error-number">Informe o número.' in page
+    assert 'data-testid="error-state">Informe a UF (duas letras).' in page
+    assert page.count("field-invalid") == 4  # the good fields are not marked
+    assert 'value="111.111.111-11"' in page and 'value="fulana"' in page and 'value="Avenida Paulista"' in page
+    assert 'aria-invalid="true" aria-describedby="sub-buyer_email-error"' in page
+    assert "shop/checkout.js" in page  # the checkout's script opens the page at the first field in error
+    assert Subscription.objects.count() == 0
+
+
 def test_the_subscribe_form_asks_a_phone_for_the_right_keyboard_and_autofill(
     sandbox: None, plan: SubscriptionPlan, client: Client
 ) -> None:
