@@ -319,6 +319,7 @@ def test_the_nfe_de_devolucao_needs_the_nfe_permission(
     client: Client,
     fiscal_store: None,  # noqa: F811
     django_capture_on_commit_callbacks: Any,
+    settings: Any,
 ) -> None:
     """An NF-e de devolução spends a number at the SEFAZ like the sale's note: only staff with the NF-e permission
     see its button on the order page, and a crafted POST of anyone else changes nothing."""
@@ -327,6 +328,7 @@ def test_the_nfe_de_devolucao_needs_the_nfe_permission(
 
     order = fiscal_paid_order()
     job_run(job_id=FiscalJob.objects.get().pk)
+    settings.FISCAL_ISSUE_ON = "off"  # the button issues it (a shop issuing its notes asks it on the receipt itself)
     request = _received_return(order, django_capture_on_commit_callbacks)
     url = f"/admin/fiscal/{order.public_id}/return-note/"
     form = {"nfe_devolucao": request.public_id}
