@@ -185,6 +185,7 @@ def test_on_a_phone_staff_issue_the_nfe_de_devolucao_of_a_received_return(
     live_server,
     transactional_db,
     fiscal_store,  # noqa: F811
+    settings,
 ) -> None:
     """360 px wide: the received return's "Emitir NF-e de devolução" posts the order's form, the fiscal job (eager
     here) issues the note of entrada, and its line — number, 44-digit chave, DANFE and XML — fits the phone."""
@@ -200,6 +201,7 @@ def test_on_a_phone_staff_issue_the_nfe_de_devolucao_of_a_received_return(
     from orders.types import LineQuantity
 
     order = authorized_order()
+    settings.FISCAL_ISSUE_ON = "off"  # the button issues it (a shop issuing its notes asks it on the receipt itself)
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     order_mark_delivered(order_id=order.public_id)
     asked = return_request_create(
@@ -213,7 +215,7 @@ def test_on_a_phone_staff_issue_the_nfe_de_devolucao_of_a_received_return(
         try:
             page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
             staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
-            expect(page.get_by_test_id("fiscal-return-note")).to_contain_text("sem NF-e de devolução")
+            expect(page.get_by_test_id("fiscal-return-note")).to_contain_text("NF-e de devolução a emitir")
             page.get_by_test_id("fiscal-return-note-button").click()
             expect(page.locator("ul.messagelist")).to_contain_text("Emissão da NF-e de devolução solicitada.")
             page.reload()
