@@ -145,9 +145,13 @@ def test_keys_are_scoped_by_principal_and_kept_48_hours_bcp_idem_03(
 
 @pytest.mark.django_db
 def test_protocol_errors_release_the_key(client: Client, headers: dict[str, str]) -> None:
-    bad = call(client, "put", "/checkout-sessions/nao-existe", headers, '{"line_items": "x"}')
+    """A body refused before the operation runs stores nothing under its key (on the caller's own checkout: an
+    unknown one answers `not_found` whatever the body, BCP-CHK-13)."""
+    created = call(client, "post", "/checkout-sessions", {**headers, "Idempotency-Key": "criar-1"}, BODY).json()
+    kept = list(IdempotencyRecord.objects.values_list("key", flat=True))
+    bad = call(client, "put", f"/checkout-sessions/{created['id']}", headers, '{"line_items": "x"}')
     assert bad.status_code == 400
-    assert IdempotencyRecord.objects.count() == 0
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == kept == ["criar-1"]
 
 
 @pytest.mark.django_db
