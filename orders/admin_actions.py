@@ -12,6 +12,7 @@ from orders.extras import destination_notes, order_extras
 from orders.models import Order, OrderStatus, ReturnRequest
 from orders.selectors import failed_refunds_to_pay_outside, orders_sharing_tracking
 from orders.services import (
+    adjustment_failed_refund_drop,
     adjustment_failed_refund_offline,
     adjustment_mark_refund_result,
     adjustment_refund_retry,
@@ -61,6 +62,8 @@ ACTIONS: dict[str, tuple[str, str, type[forms.OrderActionForm]]] = {
     # (transfer, cash).
     "refund-retry": ("orders.refund_order", _("Tentar de novo o reembolso"), forms.FailedRefundRetryForm),
     "refund-outside": ("orders.refund_order", _("Marcar como pago por fora"), forms.FailedRefundOfflineForm),
+    # …or dropped: staff will not redo it (paid another way, or no refund after all); "Reembolsar" comes back.
+    "refund-drop": ("orders.refund_order", _("Descartar reembolso recusado"), forms.FailedRefundDropForm),
     "cancel": ("orders.refund_order", _("Cancelar pedido"), forms.CancelForm),
     # A return the buyer (order page) or the platform (BCP order_actions) asked for: approve, receive, refund.
     "return-request": ("orders.refund_order", _("Devolução solicitada"), forms.ReturnRequestStepForm),
@@ -114,7 +117,7 @@ def available_actions(order: Order) -> list[str]:
         # Paid outside the shop: no PSP answers, staff give the money back themselves and say how.
         offered.append("refund-result" if refund_goes_through_psp(order) else "refund-offline")
     if failed:
-        offered += ["refund-retry", "refund-outside"]
+        offered += ["refund-retry", "refund-outside", "refund-drop"]
     if order.status in ("placed", "partially_shipped"):
         offered.append("cancel")
     if ReturnRequest.objects.filter(order=order, status__in=tuple(forms.ReturnRequestStepForm.NEXT_STEPS)).exists():
@@ -250,6 +253,15 @@ def perform_action(
             return str(_("Este reembolso já estava marcado como feito pela loja; nada mudou."))
         return str(_("Reembolso de %(amount)s registrado como feito pela loja, por fora.")) % {
             "amount": format_brl(-adjustment.amount)
+        }
+    if slug == "refund-drop":
+        failed, changed = adjustment_failed_refund_drop(
+            adjustment_id=data["adjustment"], reason=data["reason"], actor=actor
+        )
+        if not changed:
+            return str(_("Este reembolso já estava descartado; nada mudou."))
+        return str(_("Reembolso recusado de %(amount)s descartado; nada foi devolvido.")) % {
+            "amount": format_brl(-failed.amount)
         }
     if slug == "cancel":
         cancel = order_cancel(

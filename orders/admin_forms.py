@@ -371,6 +371,26 @@ class FailedRefundRetryForm(OrderActionForm):
         return data
 
 
+class FailedRefundDropForm(OrderActionForm):
+    """A refund the PSP refused that staff will not redo (the buyer was paid another way the shop does not record,
+    or the shop decided not to refund): no money moves, after the tick saying so; the order may be refunded afresh."""
+
+    adjustment = forms.ChoiceField(label=_("Reembolso que falhou"))
+    reason = forms.CharField(
+        label=_("Motivo"), max_length=255, help_text=_("Só a loja vê (ex.: comprador pago por outro meio).")
+    )
+    confirm = forms.BooleanField(label=_("Confirmo que este reembolso não será refeito (nada é devolvido agora)"))
+
+    def __init__(self, *args: Any, order: Order, **kwargs: Any) -> None:
+        super().__init__(*args, order=order, **kwargs)
+        self.fields["adjustment"].choices = [
+            (a.public_id, f"{format_brl(-a.amount)} — {a.description}") for a in failed_refunds_to_pay_outside(order)
+        ]
+        self.fields["adjustment"].help_text = _(
+            "O reembolso que falhou continua registrado; depois, “Reembolsar” volta a valer, até o valor pago."
+        )
+
+
 class BuyerContactForm(OrderActionForm):
     """The buyer's name, e-mail and phone as the order has them, for staff to correct a typo."""
 

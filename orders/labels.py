@@ -157,6 +157,7 @@ TIMELINE_KINDS = {
     "refund_requested": gettext_lazy("Reembolso solicitado"),
     "refund_completed": gettext_lazy("Reembolso concluído"),
     "refund_failed": gettext_lazy("Reembolso falhou"),
+    "refund_dropped": gettext_lazy("Reembolso recusado descartado"),
     "canceled": gettext_lazy("Pedido cancelado"),
     "returned": gettext_lazy("Devolução"),
     "note": gettext_lazy("Nota"),

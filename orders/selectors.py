@@ -316,8 +316,8 @@ def adjustment_payload(adjustment: Adjustment) -> dict[str, Any]:
 
 def failed_refunds_to_pay_outside(order: Order) -> list[Adjustment]:
     """The order's own refunds the PSP refused (not a return's: its request has its own steps) that staff have
-    neither asked again nor recorded as paid outside yet: what "Tentar de novo o reembolso" and "Marcar como pago
-    por fora" may settle, once each."""
+    neither asked again, recorded as paid outside nor dropped yet: what "Tentar de novo o reembolso", "Marcar como
+    pago por fora" and "Descartar reembolso recusado" may settle, once each."""
     failed = list(
         Adjustment.objects.filter(order=order, type=AdjustmentType.REFUND, status=AdjustmentStatus.FAILED).order_by(
             "occurred_at", "id"
@@ -332,6 +332,7 @@ def failed_refunds_to_pay_outside(order: Order) -> list[Adjustment]:
             Q(kind="return_refund_failed")
             | Q(kind="refund_completed", data__has_key="pays")
             | Q(kind="refund_requested", data__has_key="retries")
+            | Q(kind="refund_dropped")  # staff chose not to redo it (adjustment_failed_refund_drop)
         )
         .annotate(named=Coalesce(KT("data__pays"), KT("data__retries"), KT("data__adjustment_id")))
         .values_list("named", flat=True)

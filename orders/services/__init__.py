@@ -5,6 +5,7 @@ Split into modules by concern; import from `orders.services`.
 
 from orders.errors import OrderError, OrderNotFound
 from orders.services.adjustments import (
+    adjustment_failed_refund_drop,
     adjustment_failed_refund_offline,
     adjustment_mark_refund_result,
     adjustment_refund_retry,
@@ -66,6 +67,7 @@ __all__ = [
     "OrderError",
     "OrderNotFound",
     "ReturnStep",
+    "adjustment_failed_refund_drop",
     "adjustment_failed_refund_offline",
     "adjustment_mark_refund_result",
     "adjustment_refund_retry",

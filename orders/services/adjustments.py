@@ -480,6 +480,35 @@ def adjustment_refund_retry(*, adjustment_id: str, actor: str = "") -> tuple[Adj
 
 
 @transaction.atomic
+def adjustment_failed_refund_drop(*, adjustment_id: str, reason: str, actor: str = "") -> tuple[Adjustment, bool]:
+    """The PSP refused an order's refund (`failed`, not a return's) and staff decide it is not redone: the buyer was
+    paid in a way the shop does not record as a refund, or the shop will not refund. No money moves; the failed one
+    stays failed (BCP §7) and is no longer offered to retry or to pay outside, so the order offers a fresh
+    "Reembolsar" again, bounded by what was paid and not refunded (a failed refund never counted there). Returns the
+    failed refund and whether it is newly dropped: a second drop (a double click, a second tab) changes nothing."""
+    reason = clean_text(reason, field="reason", max_length=255, required=True)
+    redo = _failed_refund_to_redo(
+        adjustment_id,
+        done=("refund_dropped", "adjustment_id"),  # the drop's event names the failed refund itself
+        refusal=_("Só um reembolso que falhou e ainda não foi refeito pode ser descartado."),
+    )
+    if isinstance(redo, Adjustment):
+        return redo, False
+    order, failed, _pairs = redo
+    brl = format_brl(-failed.amount, language=PT_BR)  # stored in Portuguese, as the other timeline lines
+    # Staff's words stay off the buyer's page, as the note of a refund paid outside.
+    timeline(
+        order,
+        "refund_dropped",
+        f"Reembolso de {brl} que falhou descartado: {reason}",
+        actor=actor,
+        internal=True,
+        data={"adjustment_id": failed.public_id, "amount": -failed.amount},
+    )
+    return failed, True
+
+
+@transaction.atomic
 def order_cancel(
     *, order_id: str, reason: str, restock: bool = True, refund: bool = True, actor: str = ""
 ) -> Adjustment:

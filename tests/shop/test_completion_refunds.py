@@ -10,9 +10,16 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from kernel.money import format_brl
 from orders.errors import OrderError
 from orders.models import Adjustment, Order
-from orders.services import fulfillment_event_create, order_refund, order_ship, return_request_create
+from orders.services import (
+    adjustment_refund_retry,
+    fulfillment_event_create,
+    order_refund,
+    order_ship,
+    return_request_create,
+)
 from orders.types import LineQuantity
 from payments.models import PixRefund
 from payments.sandbox.services import PayOptions, pay, refund_settle
@@ -327,8 +334,6 @@ def test_an_order_refund_the_psp_refused_is_tried_again_not_refunded_a_second_ti
 def test_a_retried_refund_is_bounded_by_what_was_paid(django_capture_on_commit_callbacks: Any, settings: Any) -> None:
     """A failed refund tried again after other refunds took the rest of the payment: refused, naming what is left,
     nothing sent (the same bound as “Reembolsar”)."""
-    from orders.services import adjustment_refund_retry
-
     order, failed = _an_order_refund_the_psp_refused(django_capture_on_commit_callbacks, settings)
     order.refresh_from_db()
     order_refund(order_id=order.public_id, amount=order.paid_amount - 1000, reason="Acordo com o comprador")
@@ -337,6 +342,78 @@ def test_a_retried_refund_is_bounded_by_what_was_paid(django_capture_on_commit_c
     assert refused.value.code == "refund_exceeds_paid"
     assert "só R$ 10,00 do valor pago pode ser reembolsado" in str(refused.value.message)
     assert Adjustment.objects.filter(order=order, type="refund").count() == 2
+
+
+def test_an_order_refund_the_psp_refused_can_be_dropped_and_the_order_refunded_afresh(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    """Merchant gap (session 48): after a refused refund the order offered only “Tentar de novo o reembolso” and
+    “Marcar como pago por fora”; when the buyer was paid another way the shop does not count, or staff decide not to
+    refund, nothing let staff drop it, and “Reembolsar” stayed hidden for good. “Descartar reembolso recusado” (with
+    the tick saying nothing goes back, “refund_order” only) drops it: no money moves, the refused refund stays failed
+    (BCP §7), the timeline says so for staff, and the order offers a fresh “Reembolsar”, bounded by what was paid."""
+    from django.contrib.auth.models import Permission, User
+
+    from orders.models import OrderEvent, OutboxMessage
+
+    order, failed = _an_order_refund_the_psp_refused(django_capture_on_commit_callbacks, settings)
+    client = _refunder()
+    change = f"/admin/orders/order/{order.pk}/change/"
+    drop = f"/admin/orders/order/{order.public_id}/action/refund-drop/"
+    refund = f"/admin/orders/order/{order.public_id}/action/refund/"
+    page = client.get(change).content.decode()
+    assert f'<a href="{drop}"' in page and ">Descartar reembolso recusado<" in page
+    assert refund not in page
+    action = client.get(drop).content.decode()
+    assert "R$ 15,00 — Cliente desistiu de um item" in action
+    assert "Confirmo que este reembolso não será refeito (nada é devolvido agora)" in action
+    # when a staff member who may only view orders tries it, then nothing changes
+    viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
+    outsider = Client()
+    outsider.force_login(viewer)
+    form = {"adjustment": failed.public_id, "reason": "Pago em dinheiro no balcão", "confirm": "on"}
+    assert outsider.post(drop, form).status_code == 403
+    # without the tick, or without a reason, the field is named and nothing changes
+    unticked = client.post(drop, {**form, "confirm": ""}).content.decode()
+    assert "Marque “Confirmo que este reembolso não será refeito (nada é devolvido agora)” para continuar." in unticked
+    assert "Preencha “Motivo”." in client.post(drop, {**form, "reason": " "}).content.decode()
+    assert not OrderEvent.objects.filter(order=order, kind="refund_dropped").exists()
+    # when staff drop it
+    hooks_before = OutboxMessage.objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        done = client.post(drop, form, follow=True).content.decode()
+    assert "Reembolso recusado de R$ 15,00 descartado; nada foi devolvido." in done
+    # then no money moved: the refused refund stays failed, nothing more to the PSP, no webhook or e-mail
+    failed.refresh_from_db()
+    order.refresh_from_db()
+    assert (failed.status, order.refunded_amount) == ("failed", 0)
+    assert Adjustment.objects.filter(order=order, type="refund").count() == 1 and PixRefund.objects.count() == 1
+    assert OutboxMessage.objects.count() == hooks_before
+    event = OrderEvent.objects.get(order=order, kind="refund_dropped")
+    assert (event.message, event.internal, event.actor) == (
+        "Reembolso de R$ 15,00 que falhou descartado: Pago em dinheiro no balcão",
+        True,
+        "devolucoes",
+    )
+    # and the order offers a fresh refund instead of the three ways out of the failure
+    page = client.get(change).content.decode()
+    assert f'<a href="{refund}"' in page
+    assert "/action/refund-drop/" not in page and "/action/refund-retry/" not in page
+    assert "/action/refund-outside/" not in page
+    # a second post (a second tab) changes nothing; nor can the dropped one be retried or paid outside
+    client.post(drop, form)
+    assert OrderEvent.objects.filter(order=order, kind="refund_dropped").count() == 1
+    with pytest.raises(OrderError) as refused:
+        adjustment_refund_retry(adjustment_id=failed.public_id)
+    assert refused.value.code == "invalid_status"
+    # the fresh refund is bounded by what was paid (the dropped one never counted)
+    too_much = {"amount": "999,00", "reason": "Acordo", "confirm": "on", "known_refunds": "1"}
+    bound = f"só {format_brl(order.paid_amount)} do valor pago pode ser reembolsado"
+    assert bound in client.post(refund, too_much).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(refund, {**too_much, "amount": "15,00"})
+    assert Adjustment.objects.filter(order=order, type="refund", status="pending").get().amount == -1500
 
 
 def _return_refund_asked(capture: Any, settings: Any) -> tuple[Any, Any, Any]:
