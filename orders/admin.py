@@ -365,14 +365,18 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
     @admin.display(description=_("reembolsos"))
     def refunds_display(self, order: Order) -> str:
         """Paid, refunded, under way, refused by the provider and what the order comes to: the rows the buyer's page
-        shows after the totals (a refund in progress counted), plus the failed ones staff must redo."""
+        shows after the totals (a refund in progress counted), plus the failed ones staff must redo; every amount
+        unsigned."""
         rows = money_rows(order, list(order.adjustments.all()), staff=True)[len(order.totals) :]
         if not rows:
             return "—"
+        # Money back as the amount it is, as the "reembolsado" field beside it shows it (the buyer's page and e-mails
+        # sign it, as rows taken off the total): "Reembolsado: -R$ 14,90" beside "Reembolsado: R$ 14,90" read as two
+        # different sums (merchant gap, session 48).
         html = format_html_join(
             "",
             '<div class="money-{}">{}: {}</div>',
-            ((row.kind, row.label, format_brl(row.amount)) for row in rows),
+            ((row.kind, row.label, format_brl(abs(row.amount))) for row in rows),
         )
         pending = next((row for row in rows if row.kind == "refund_pending"), None)
         if pending is not None and not refund_goes_through_psp(order):

@@ -417,7 +417,8 @@ def test_the_order_list_filters_orders_with_a_failed_refund(admin_client, place_
 def test_order_page_values_count_a_refund_in_progress_and_name_a_failed_one(admin_client, client, place_order):
     """The admin's "Valores" said "reembolsado R$ 10,00" and nothing else while R$ 5,00 was still on its way back
     and R$ 7,00 had been refused by the provider: it now says what the buyer's page says (paid, refunded, in
-    progress, final value) plus the failed refund staff must redo, which does not lower the final value."""
+    progress, final value) plus the failed refund staff must redo, which does not lower the final value; every
+    amount unsigned, as the field "reembolsado" beside it."""
     import re
 
     from orders.services import adjustment_mark_refund_result, order_refund
@@ -430,11 +431,15 @@ def test_order_page_values_count_a_refund_in_progress_and_name_a_failed_one(admi
     adjustment_mark_refund_result(adjustment_id=failed.public_id, status="failed")
 
     html = admin_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    # the field "reembolsado" and the box beside it name the same sum, unsigned (merchant gap, session 48: the box
+    # read "Reembolsado: -R$ 10,00" beside the field's "R$ 10,00")
+    field = html.split('class="form-row field-refunded_display')[1].split('class="form-row')[0]
+    assert re.findall(r'<div class="readonly">([^<]*)</div>', field) == ["R$ 10,00"]
     shown = html.split('class="form-row field-refunds_display')[1].split("</fieldset>")[0]
     assert re.findall(r'<div class="money-[a-z_]+">([^<]*)</div>', shown) == [
         "Pago: R$ 50,00",
-        "Reembolsado: -R$ 10,00",
-        "Reembolso em andamento: -R$ 5,00",
+        "Reembolsado: R$ 10,00",
+        "Reembolso em andamento: R$ 5,00",
         "Reembolso com falha (não devolvido): R$ 7,00",
         "Valor final do pedido: R$ 35,00",
     ]

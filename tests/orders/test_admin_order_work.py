@@ -463,7 +463,7 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
         "devolve o dinheiro. Devolva R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois use “Marcar "
         "como reembolsado (fora da loja)” neste pedido."
     ]
-    assert "Reembolso em andamento: -R$ 30,00" in _page(admin_client, order)
+    assert "Reembolso em andamento: R$ 30,00" in _page(admin_client, order)
     assert (
         "Pago fora da loja: a loja devolve R$ 30,00 ao comprador (Pix, dinheiro ou transferência) e depois usa "
         "“Marcar como reembolsado (fora da loja)”."
