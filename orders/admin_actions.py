@@ -291,11 +291,7 @@ def perform_action(
     if slug == "buyer-tax-id":
         previous = order.buyer_tax_id
         saved = order_buyer_tax_id_set(order_id=order.public_id, tax_id=data["tax_id"], actor=actor)
-        issued = [
-            document
-            for document in order_extras(saved).get("fiscal_documents") or ()
-            if document.get("status") == "authorized"
-        ]
+        issued = _sale_notes_authorized(saved)
         if previous and saved.buyer_tax_id != previous and issued:
             # The NF-e is not re-issued by itself: SEFAZ does not let a carta de correção change the recipient; the
             # NF-e box's "Cancelar e reemitir" does it within 24 h. "Salvo" alone read as if the note had been fixed.
@@ -332,7 +328,7 @@ def _destination_saved(order: Order, form: forms.OrderActionForm, actor: str, wa
         return str(_("Nada mudou: o endereço de entrega já era esse."))
     order.refresh_from_db(fields=["destination"])
     warnings.extend(destination_notes(order, before))
-    issued = [d for d in order_extras(order).get("fiscal_documents") or () if d.get("status") == "authorized"]
+    issued = _sale_notes_authorized(order)
     if issued:
         # A carta de correção cannot change the recipient's address either (SEFAZ): cancel and issue it again.
         warnings.append(
@@ -349,6 +345,12 @@ def _destination_saved(order: Order, form: forms.OrderActionForm, actor: str, wa
     labels = ", ".join(word if word.isupper() else word.lower() for word in words)  # "CEP, rua, UF"
     saved = _("Endereço de entrega salvo (%(fields)s). O comprador vê o novo na página do pedido e nos e-mails.")
     return str(saved) % {"fields": labels}
+
+
+def _sale_notes_authorized(order: Order) -> list[dict]:
+    """The order's authorized sale NF-e (not its NF-e de devolução: `purpose` "return"), the current one first."""
+    documents = order_extras(order).get("fiscal_documents") or ()
+    return [d for d in documents if d.get("status") == "authorized" and not d.get("purpose")]
 
 
 def _tracking_warnings(code: str, order: Order) -> list[str]:

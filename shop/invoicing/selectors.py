@@ -9,7 +9,6 @@ from django.conf import settings
 
 from fiscal.models import FiscalDocument, FiscalReturnNote
 from fiscal.selectors import (
-    document_for_order,
     documents_for_orders,
     documents_of_order,
     file_path,
@@ -72,33 +71,42 @@ def return_note_view(note: FiscalReturnNote) -> dict[str, Any]:
     }
 
 
-def fiscal_documents_bcp(order_ref: str, *, returns: bool = True) -> list[dict[str, Any]]:
+def fiscal_documents_bcp(order_ref: str, *, returns: bool = True, staff: bool = False) -> list[dict[str, Any]]:
     """Every note of the order, the current one first, then those cancelled and reissued (`status: "cancelled"`,
     their DANFE and XML still served: the buyer's accountant and the SEFAZ keep them), then its NF-e de devolução
     (`purpose: "return"`), the first asked first. One query, two when `returns` (the caller knows the order had goods
     come back; without any, no note of entrada can exist). Absent values are omitted (the schema's style: optional
-    members are left out)."""
-    documents = [fiscal_document_view(document) for document in documents_of_order(order_ref)]
-    if returns and documents:
-        documents += [return_note_view(note) for note in return_notes_of_order(order_ref)]
-    return [{key: value for key, value in view.items() if value is not None} for view in documents]
+    members are left out). `staff`: each note also says what staff act on (SEFAZ answer, protocol, environment) and
+    keeps every member, absent ones as null (the back-office API's stable shape)."""
+    sales = documents_of_order(order_ref)
+    notes: list[tuple[FiscalDocument | FiscalReturnNote, dict[str, Any]]] = [
+        (document, fiscal_document_view(document)) for document in sales
+    ]
+    if returns and sales:
+        notes += [(note, return_note_view(note)) for note in return_notes_of_order(order_ref)]
+    if staff:
+        return [{**view, **_staff_view(note)} for note, view in notes]
+    return [{key: value for key, value in view.items() if value is not None} for _note, view in notes]
+
+
+def _staff_view(note: FiscalDocument | FiscalReturnNote) -> dict[str, Any]:
+    """What staff read of a note beyond the agents' view: the SEFAZ's answer and the environment it was sent to (a
+    devolução note goes where its sale note went)."""
+    sale = note.document if isinstance(note, FiscalReturnNote) else note
+    return {
+        "protocol": note.protocol or None,
+        "sefaz_status": note.sefaz_status or None,
+        "sefaz_reason": note.sefaz_reason or None,
+        "environment": sale.environment,
+    }
 
 
 def fiscal_documents_for_order(order: Order) -> list[dict[str, Any]]:
-    """`ORDERS_ORDER_EXTRAS["fiscal_documents"]`: the DRF back-office API and the buyer e-mails (DANFE link).
-    The agents' view plus what staff act on (SEFAZ answer, protocol, environment). One query."""
-    document = document_for_order(order.public_id)
-    if document is None:
-        return []
-    return [
-        {
-            **fiscal_document_view(document),
-            "protocol": document.protocol or None,
-            "sefaz_status": document.sefaz_status or None,
-            "sefaz_reason": document.sefaz_reason or None,
-            "environment": document.environment,
-        }
-    ]
+    """`ORDERS_ORDER_EXTRAS["fiscal_documents"]`: the DRF back-office API and the buyer e-mails (DANFE link). Every
+    note of the order as agents read it (`fiscal_documents_bcp`: the sale's current note first, those cancelled and
+    reissued, its NF-e de devolução with `purpose` and `referenced_access_key`), plus what staff act on. Two queries
+    when the order has a note, one when it has none."""
+    return fiscal_documents_bcp(order.public_id, staff=True)
 
 
 def fiscal_export_columns(order_refs: list[str]) -> dict[str, tuple[int | None, str, str, int | None]]:

@@ -91,6 +91,91 @@ def test_the_back_office_api_shows_the_fiscal_document(django_user_model, settin
     ]  # fmt: skip
 
 
+def test_the_back_office_api_lists_every_note_of_the_order(
+    django_user_model, settings, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Merchant gap (session 48): `GET /api/v1/orders/{id}/` listed only the sale's current NF-e, while agents read
+    every note in `fiscal_documents` (BCP-ORD-01 with the fiscal_document extension). The back office now lists the
+    same notes by the same selector — the current note first, the one cancelled and reissued, then the NF-e de
+    devolução with `purpose` "return", the sale's chave it references and the return it records — each with the
+    SEFAZ's answer, protocol and environment staff act on. The buyer's e-mails still link only the sale's note."""
+    from django.contrib.auth.models import Permission
+
+    from fiscal.models import FiscalReturnNote
+    from fiscal.services import document_request_cancel_reissue
+    from orders.models import Adjustment
+    from orders.services import order_email_resend, order_mark_delivered, order_return
+    from orders.types import LineQuantity
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    with transaction.atomic():  # the buyer's CPF was wrong: staff cancel the note and issue it again
+        document_request_cancel_reissue(
+            order_ref=order.public_id, justification="CPF do destinatário informado errado",
+            invoice=build_invoice(order)[0], problems=[],
+        )  # fmt: skip
+    assert job_run(job_id=FiscalJob.objects.get(action="cancel").pk) == "cancelled"
+    first, second = FiscalDocument.objects.order_by("sequence")
+    assert job_run(job_id=FiscalJob.objects.get(document=second).pk) == "authorized"
+    line = order.lines.get()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    with django_capture_on_commit_callbacks(execute=True):  # staff record the return: its note is asked at once
+        order_return(order_id=order.public_id, lines=[LineQuantity(line.public_id, 1)], reason="Desistiu")
+    job = FiscalJob.objects.get(action="return")
+    if job.status != FiscalJob.Status.DONE:
+        assert job_run(job_id=job.pk) == "return_authorized"
+    first.refresh_from_db()
+    second.refresh_from_db()
+    note = FiscalReturnNote.objects.get()
+    recorded = Adjustment.objects.get(order=order, type="return")
+    user = django_user_model.objects.create_user("erp", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_order"))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+
+    body = client.get(f"/api/v1/orders/{order.public_id}/").json()
+
+    base = settings.BCP_PUBLIC_URL.rstrip("/")
+
+    def staff(document: FiscalDocument | FiscalReturnNote) -> dict[str, Any]:
+        return {
+            "protocol": document.protocol,
+            "sefaz_status": document.sefaz_status or None,
+            "sefaz_reason": document.sefaz_reason or None,
+            "environment": "homologacao",
+            "ibs_cbs": None,
+        }
+
+    assert [(d["number"], d["status"], d.get("purpose")) for d in body["fiscal_documents"]] == [
+        (second.number, "authorized", None), (first.number, "cancelled", None), (note.number, "authorized", "return")
+    ]  # fmt: skip
+    assert body["fiscal_documents"] == [
+        {**authorized_view(second, base), **staff(second)},
+        {
+            "type": "nfe", "status": "cancelled", "access_key": first.access_key, "number": first.number,
+            "series": 1, "issued_at": first.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "danfe_url": f"{base}/fiscal/d/{first.download_token}/danfe",
+            "xml_url": f"{base}/fiscal/d/{first.download_token}/xml", **staff(first),
+        },
+        {
+            "type": "nfe", "purpose": "return", "status": "authorized", "access_key": note.access_key,
+            "number": note.number, "series": note.series, "issued_at": note.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "danfe_url": f"{base}/fiscal/d/{second.download_token}/dev-{recorded.public_id}-danfe",
+            "xml_url": f"{base}/fiscal/d/{second.download_token}/dev-{recorded.public_id}-xml",
+            "referenced_access_key": second.access_key, "return_id": recorded.public_id, **staff(note),
+        },
+    ]  # fmt: skip
+    # the buyer's next e-mail links the sale's current note only, not the cancelled one nor the devolução
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        order_email_resend(order_id=order.public_id, kind="delivered")
+    (sent,) = mail.outbox
+    for body in (sent.body, sent.alternatives[0].content):
+        assert f"{base}/fiscal/d/{second.download_token}/danfe" in body
+        assert f"/fiscal/d/{first.download_token}/" not in body and "-danfe" not in body
+
+
 def test_the_buyer_gets_the_danfe_link_once_and_in_later_emails(
     django_capture_on_commit_callbacks: Any,
     settings,
