@@ -25,7 +25,12 @@ from carriers import CarrierRejected, CarrierUnavailable, LabelState, TrackingEv
 from kernel.http import Deadline
 from orders.errors import OrderError
 from orders.models import FulfillmentEvent
-from orders.services import clean_tracking, fulfillment_event_create, order_returned_to_sender_open
+from orders.services import (
+    clean_tracking,
+    fulfillment_event_create,
+    order_returned_to_sender_open,
+    order_tracking_correct,
+)
 from orders.summary import current_tracking
 from shop.freight.labels import ACTOR, _state
 from shop.models import LabelTrackingEvent, ShippingLabel
@@ -61,10 +66,13 @@ def _valid_code(label: ShippingLabel, code: str) -> str:
 
 def _code_for(label: ShippingLabel, event: TrackingEvent) -> str:
     """The label's code, taken from the first event that brings a valid one. A bad code is refused for that event
-    only (WARNING) and never kept on the label: kept, it made every later event of the label move nothing."""
-    if _valid_code(label, label.tracking_code):
-        return label.tracking_code
+    only (WARNING) and never kept on the label: kept, it made every later event of the label move nothing. A valid
+    code other than the label's is the carrier's new code for the same parcel (a label generated again, an object
+    swapped): it becomes the label's and the shipment's (`_code_changed`)."""
+    kept = _valid_code(label, label.tracking_code)
     code = _valid_code(label, event.tracking_code)
+    if kept and code in ("", kept):
+        return kept
     if event.tracking_code and not code:
         logger.warning(
             "tracking code %r of carrier event %s on label %s refused (invalid); the event is applied without it",
@@ -73,7 +81,43 @@ def _code_for(label: ShippingLabel, event: TrackingEvent) -> str:
     if code:
         ShippingLabel.objects.filter(pk=label.pk).update(tracking_code=code)
         label.tracking_code = code
+    if kept and code:
+        _code_changed(label, kept, code)
     return code
+
+
+def _shipment_of(label: ShippingLabel, code: str) -> FulfillmentEvent | None:
+    """The order's shipment of the label's parcel: the one shipped with `code`, or corrected to it since (by staff's
+    "Corrigir rastreio", or by the carrier's new code)."""
+    return (
+        FulfillmentEvent.objects.filter(order_id=label.order_id, type="shipped")
+        .filter(Q(tracking_number=code) | Q(corrections__tracking_number=code))
+        .order_by("occurred_at", "pk")
+        .first()
+    )
+
+
+def _code_changed(label: ShippingLabel, old: str, new: str) -> None:
+    """The carrier named `new` for the parcel the label had as `old`: the shipment is corrected to it as staff's
+    "Corrigir rastreio" would (its own event, the timeline, the buyer's e-mail and page, the order webhook), so the
+    buyer follows the code the carrier scans. Merchant gap (session 48): the new code was dropped and the buyer's
+    page kept the old one. Not shipped yet: the posting ships with the new code. Left alone when staff's correction
+    gave the parcel to another carrier, or the shipment already shows it."""
+    shipment = _shipment_of(label, old)
+    if shipment is None:
+        return
+    current = current_tracking(shipment, list(shipment.corrections.all()))
+    carrier = label.carrier_name or ""
+    if current.tracking_number == new or (current.carrier or carrier) != carrier:
+        return
+    try:
+        with transaction.atomic():
+            order_tracking_correct(
+                order_id=label.order.public_id, event_id=shipment.public_id, tracking_number=new, carrier=carrier,
+                actor=ACTOR,
+            )  # fmt: skip
+    except OrderError as error:  # a cancelled order: its shipment is not corrected any more
+        logger.info("label %s: new code %s moved nothing: %s", label.public_id, new, error.message)
 
 
 def _as_corrected(label: ShippingLabel, code: str) -> tuple[str, str]:
@@ -83,11 +127,7 @@ def _as_corrected(label: ShippingLabel, code: str) -> tuple[str, str]:
     carrier = label.carrier_name or ""
     if not code:
         return code, carrier
-    shipment = (
-        FulfillmentEvent.objects.filter(order_id=label.order_id, type="shipped", tracking_number=code)
-        .order_by("occurred_at", "pk")
-        .first()
-    )
+    shipment = _shipment_of(label, code)
     if shipment is None:
         return code, carrier
     current = current_tracking(shipment, list(shipment.corrections.all()))
@@ -98,7 +138,7 @@ def _ship_first(label: ShippingLabel, event: TrackingEvent, code: str) -> None:
     """The parcel is on its way but the order was never shipped from this label (its posting came with a bad
     code): ship it now, as posted when this event happened. Nothing when shipped already (by hand, or before)."""
     order = label.order
-    if not code or order.fulfillment_events.filter(type="shipped", tracking_number=code).exists():
+    if not code or _shipment_of(label, code) is not None:
         return
     try:
         with transaction.atomic():

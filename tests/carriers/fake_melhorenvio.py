@@ -4,7 +4,8 @@
 - `POST /api/v2/me/shipment/calculate` (from, to, products in kg/cm) → services with `price` as text,
   `delivery_range`, `company`, or `error` for a service that cannot carry the parcels;
 - cart → checkout (wallet; 422 "Saldo insuficiente") → generate → print (`{url}` to a PDF), `GET orders/{id}`,
-  cancellable → cancel, tracking; webhooks signed in `X-ME-Signature` (base64 HMAC-SHA256 with the app secret).
+  cancellable → cancel, tracking; webhooks signed in `X-ME-Signature` (base64 HMAC-SHA256 with the app secret),
+  whose `data` is the order as `GET orders/{id}` has it (`tracking` the carrier's code now: `retrack` changes it).
 
 Prices are made from the parcels' billable weight (the larger of real and L×W×H/6000 kg), per service:
 PAC R$ 15,00 + R$ 4,00/kg, SEDEX R$ 22,00 + R$ 7,00/kg (Correios), .Package R$ 18,00 + R$ 5,00/kg (Jadlog, up to
@@ -66,6 +67,13 @@ class FakeMelhorEnvio:
 
     def sign(self, body: bytes, secret: str = CLIENT_SECRET) -> str:
         return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+    def retrack(self, order_id: str) -> str:
+        """The carrier gives the order a new `tracking` (its label generated again, or the object swapped at the
+        counter), as `/shipment/generate` gave the first: later webhooks and `/shipment/tracking` carry it."""
+        self.serial += 1
+        self.orders[order_id]["tracking"] = s10(self.serial)
+        return self.orders[order_id]["tracking"]
 
     def webhook(self, order_id: str, event: str, **data: Any) -> bytes:
         order = self.orders[order_id]

@@ -268,6 +268,50 @@ def test_carrier_events_after_a_tracking_correction_keep_the_corrected_code(
     assert new in page and "Entregue" in page and old not in page
 
 
+def test_a_new_code_the_carrier_gives_the_label_is_recorded_and_shown_to_the_buyer(
+    client,
+    melhorenvio: FakeMelhorEnvio,
+    django_capture_on_commit_callbacks,
+) -> None:
+    """Merchant gap (session 48): the carrier named a new tracking code for the same parcel (its label generated
+    again) and the shop kept the old one: the label, the shipment and the buyer's page followed a code the carrier no
+    longer scans. The new code now corrects the shipment as “Corrigir rastreio” does: the label's code, a correction
+    event, the timeline, the buyer's e-mail and page; the events go on under it, and the same webhook again changes
+    nothing."""
+    captured = django_capture_on_commit_callbacks
+    order, label = _bought(captured)
+    old = melhorenvio.orders[label.remote_id]["tracking"]
+    posted = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
+    _post(client, melhorenvio, posted, captured)
+    shipment = FulfillmentEvent.objects.get(order=order, type="shipped")
+    mail.outbox.clear()
+    # when the carrier's next webhook names a new code for the same order
+    new = melhorenvio.retrack(label.remote_id)
+    received = melhorenvio.webhook(label.remote_id, "order.received", status="posted", updated_at="2026-12-06 08:00:00")
+    assert _post(client, melhorenvio, received, captured).status_code == 200
+    # then the label and the shipment carry it, and the event is applied under it
+    label.refresh_from_db()
+    assert label.tracking_code == new
+    correction = FulfillmentEvent.objects.get(order=order, type="tracking_corrected")
+    assert (correction.corrects_id, correction.tracking_number, correction.carrier) == (shipment.pk, new, "Correios")
+    assert FulfillmentEvent.objects.get(order=order, type="in_transit").tracking_number == new
+    event = OrderEvent.objects.get(order=order, kind="tracking_corrected")
+    assert (event.message, event.actor) == (f"Código de rastreio corrigido: {old} → {new} (Correios)", "transportadora")
+    # the buyer is told the code to follow: one e-mail of the correction, naming it
+    assert EmailDelivery.objects.filter(order=order, kind="shipped", ref=correction.public_id).count() == 1
+    assert [new in m.body for m in mail.outbox] == [True]
+    # the same webhook again changes nothing; the delivery comes under the new code
+    _post(client, melhorenvio, received, captured)
+    delivered = melhorenvio.webhook(label.remote_id, "order.delivered", status="delivered",
+                                    delivered_at="2026-12-07 15:30:00")  # fmt: skip
+    _post(client, melhorenvio, delivered, captured)
+    assert FulfillmentEvent.objects.filter(order=order, type="tracking_corrected").count() == 1
+    assert FulfillmentEvent.objects.filter(order=order, type="shipped").count() == 1
+    assert FulfillmentEvent.objects.get(order=order, type="delivered").tracking_number == new
+    page = client.get(f"/orders/{order.permalink_token}").content.decode()
+    assert new in page and "Entregue" in page and old not in page
+
+
 def test_correios_polling_asks_about_the_corrected_object_and_stops_when_another_carrier_has_it(
     correios: FakeCorreios,
     django_capture_on_commit_callbacks,
