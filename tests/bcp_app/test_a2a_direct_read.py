@@ -288,6 +288,38 @@ def test_a_read_message_costs_its_read_and_one_statement(
     assert known["parts"][0]["data"]["a2a.bcp.order"]["id"] == order.public_id
 
 
+def test_a_read_record_leaves_the_connections_next_writes_synchronous_bcp_a2a_07(
+    caller: tuple[str, dict[str, str]],
+) -> None:
+    """A read's record commits without waiting for its WAL flush (`reads.py`), set for its own statement's
+    transaction only: the pooled connection's next transactions (checkout writes among them) still wait."""
+    from django.db import connection
+
+    from bcp_app.models import Platform
+    from bcp_app.protocol.names import ORDER
+    from bcp_app.service.context import RequestContext
+    from bcp_app.transports.a2a.reads import read_message
+
+    platform_id, _headers = caller
+    order = place_seed_order(platform_id)
+    ctx = RequestContext(
+        transport="a2a",
+        profile_url=SEED_PROFILE,
+        profile={},
+        capabilities={ORDER: "2026-07-28"},
+        platform=Platform.objects.get(public_id=platform_id),
+    )
+    parts = [{"data": {"action": "get_order", "order_id": order.public_id}}]
+    sent = send_message(parts)["params"]["message"]  # a new conversation, then a known one
+    new = read_message(ctx, sent)
+    again = send_message(parts, context_id=new["contextId"])["params"]["message"]
+    assert read_message(ctx, again)["contextId"] == new["contextId"]
+    assert [_record(m["messageId"]).state for m in (sent, again)] == ["done", "done"]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+
+
 @pytest.mark.parametrize(
     "message",
     [

@@ -18,6 +18,19 @@ message (`idempotency_conflict`), still running on the general path (`idempotenc
 store failure. So a repeated messageId is answered the same whichever path saw it first, and no record is ever
 left `in_progress` by this path: a crash before the statement leaves nothing, after it the reply is stored.
 
+The statement's own transaction commits without waiting for its WAL flush (`synchronous_commit` off, set by
+`set_config(…, true)` inside the statement, so for that transaction only; Postgres' WAL writer flushes it within
+3 × `wal_writer_delay`, 0.6 s by default). The flush wait was most of an A2A read's time on this shared machine:
+in process, 6.0 → 2.1 ms a read (REST 1.3 ms), its backend's CPU 0.53 → 0.30 ms (issue 34; the WAL writer's
+flushes, grouped for every session, are not in that count). The one crash state it adds: a Postgres
+crash in that window loses the record (and a new conversation's row) whole, never half. A repeat of that messageId
+is then read again, writing nothing (there is nothing else a read could do twice), and the lost conversation is
+adopted by the caller's next message naming it (`actions.handle_message`). BCP-A2A-07 and §12 ask for the original
+response, with fingerprint and reply kept ≥ 24 h, and a store that is down failing closed: all kept, but for that
+window after a database crash. Redis is no substitute: as deployed it keeps periodic snapshots only and the shop
+treats it as a flushable cache whose outage is a miss, so it would lose far more records and could not fail
+closed. Writes (checkouts, orders, their idempotency records) keep synchronous commits.
+
 Two copies of the same new messageId sent at once both read; the record of the first to commit is the
 original, and the other is answered with it once that commit is visible (Postgres makes the second INSERT wait
 for the first), where the general path answers `idempotency_in_progress` for the same window. Both are
@@ -120,19 +133,23 @@ def _statement(*, new: bool) -> str:
         f" '{_DONE}', 200, %(text)s, '{{}}'::jsonb, %(now)s, %(expires)s"
     )
     conflict = " ON CONFLICT (principal, operation, key) DO NOTHING RETURNING id"
+    # One row, the setting (see the module's docstring) applied as the final SELECT reads it
+    relaxed = "relaxed AS (SELECT set_config('synchronous_commit', 'off', true))"
     existing = (
         f" SELECT EXISTS (SELECT 1 FROM recorded), {{owner}}, r.state, r.fingerprint, r.response_text, r.expires_at"  # noqa: S608
-        f" FROM (SELECT 1) AS one LEFT JOIN {records} AS r"
+        f" FROM relaxed LEFT JOIN {records} AS r"
         f" ON r.principal = %(principal)s AND r.operation = %(operation)s AND r.key = %(key)s"
     )
     if new:
         return (
-            f"WITH recorded AS ({insert}{conflict}), opened AS (INSERT INTO {contexts} (context_id, checkout_id,"  # noqa: S608
-            f" platform_id, task_id, task_state, data, created_at, updated_at) SELECT %(context)s, '', %(platform)s,"
-            f" '', '', %(data)s::jsonb, %(now)s, %(now)s FROM recorded)" + existing.format(owner="NULL")
+            f"WITH {relaxed}, recorded AS ({insert}{conflict}),"  # noqa: S608
+            f" opened AS (INSERT INTO {contexts} (context_id, checkout_id, platform_id, task_id, task_state, data,"
+            f" created_at, updated_at) SELECT %(context)s, '', %(platform)s, '', '', %(data)s::jsonb, %(now)s, %(now)s"
+            f" FROM recorded)" + existing.format(owner="NULL")
         )
     return (
-        f"WITH owner AS (SELECT data ->> 'principal' AS principal FROM {contexts} WHERE context_id = %(context)s),"  # noqa: S608
+        f"WITH {relaxed}, owner AS (SELECT data ->> 'principal' AS principal"  # noqa: S608
+        f" FROM {contexts} WHERE context_id = %(context)s),"
         f" recorded AS ({insert} WHERE (SELECT principal FROM owner) = %(principal)s::varchar{conflict})"
         + existing.format(owner="(SELECT principal FROM owner)")
     )
