@@ -108,42 +108,37 @@ def documents_csv_rows(
     ]  # fmt: skip
     yield "\ufeff" + writer.writerow(header)
     for document in documents:
-        yield writer.writerow(
-            [
-                document.order_number or document.order_ref,
-                document.number or "",
-                document.series or "",
-                _key_text(document.access_key),
-                document.status_text(),
-                document.get_environment_display(),
-                _local(document.issued_at),
-                _local(document.cancelled_at),
-                document.attempt,
-                document.protocol,
-                document.sefaz_reason.lstrip("=+-@"),
-                gettext("Venda"),
-                "",
-            ]
-        )
+        yield writer.writerow(_csv_row(document))
     for note in return_notes:
+        yield writer.writerow(_csv_row(note))
+
+
+def _csv_row(note: FiscalDocument | FiscalReturnNote) -> list[Any]:
+    """One line of the export, from a sale's NF-e or from one of its NF-e de devolução: the order, the environment
+    and the referenced chave are always the sale's."""
+    if isinstance(note, FiscalReturnNote):
         sale = note.document
-        yield writer.writerow(
-            [
-                sale.order_number or sale.order_ref,
-                note.number or "",
-                note.series or "",
-                _key_text(note.access_key),
-                note.get_status_display(),
-                sale.get_environment_display(),
-                _local(note.issued_at),
-                "",
-                note.attempt,
-                note.protocol,
-                note.sefaz_reason.lstrip("=+-@"),
-                gettext("Devolução (entrada)"),
-                _key_text(sale.access_key),
-            ]
-        )
+        situation, cancelled_at = note.get_status_display(), ""
+        purpose, referenced = gettext("Devolução (entrada)"), _key_text(sale.access_key)
+    else:
+        sale = note
+        situation, cancelled_at = note.status_text(), _local(note.cancelled_at)
+        purpose, referenced = gettext("Venda"), ""
+    return [
+        sale.order_number or sale.order_ref,
+        note.number or "",
+        note.series or "",
+        _key_text(note.access_key),
+        situation,
+        sale.get_environment_display(),
+        _local(note.issued_at),
+        cancelled_at,
+        note.attempt,
+        note.protocol,
+        note.sefaz_reason.lstrip("=+-@"),
+        purpose,
+        referenced,
+    ]
 
 
 class _ReadOnly(admin.ModelAdmin):
