@@ -29,6 +29,7 @@ from fiscal.selectors import (
     return_notes_for_export,
     return_notes_of_document,
 )
+from kernel.admin_actions import ReadOnlyAdmin
 from kernel.money import format_brl
 
 # A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
@@ -141,19 +142,8 @@ def _csv_row(note: FiscalDocument | FiscalReturnNote) -> list[Any]:
     ]
 
 
-class _ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
-        return False
-
-
 @admin.register(FiscalDocument)
-class FiscalDocumentAdmin(_ReadOnly):
+class FiscalDocumentAdmin(ReadOnlyAdmin):
     # The first column opens the NF-e itself (QA walk: the order's link sat inside the row's link, so a click on
     # the row went to the order and the NF-e page could not be opened); the order is its own column.
     list_display = (
@@ -272,7 +262,7 @@ class FiscalDocumentAdmin(_ReadOnly):
 
 
 @admin.register(FiscalReturnNote)
-class FiscalReturnNoteAdmin(_ReadOnly):
+class FiscalReturnNoteAdmin(ReadOnlyAdmin):
     """The NF-e de devolução (entrada) the shop issued for returned goods: the accountant's month, beside the sales'
     notes; each one's files are on the sale's NF-e page and the order's NF-e box."""
 
@@ -298,11 +288,11 @@ class FiscalReturnNoteAdmin(_ReadOnly):
 
 
 @admin.register(FiscalJob)
-class FiscalJobAdmin(_ReadOnly):
+class FiscalJobAdmin(ReadOnlyAdmin):
     list_display = ("key", "action", "status", "attempts", "next_run_at", "last_error")
     list_filter = ("status", "action")
 
 
 @admin.register(FiscalWebhook)
-class FiscalWebhookAdmin(_ReadOnly):
+class FiscalWebhookAdmin(ReadOnlyAdmin):
     list_display = ("provider", "provider_ref", "event_id", "received_at", "processed_at")
