@@ -29,6 +29,7 @@ from fiscal.selectors import (
     return_notes_for_export,
     return_notes_of_document,
 )
+from kernel.admin_actions import ReadOnlyAdmin
 from kernel.money import format_brl
 
 # A note refused before any provider call for missing data: stored as rejected, never seen by the SEFAZ.
@@ -108,57 +109,41 @@ def documents_csv_rows(
     ]  # fmt: skip
     yield "\ufeff" + writer.writerow(header)
     for document in documents:
-        yield writer.writerow(
-            [
-                document.order_number or document.order_ref,
-                document.number or "",
-                document.series or "",
-                _key_text(document.access_key),
-                document.status_text(),
-                document.get_environment_display(),
-                _local(document.issued_at),
-                _local(document.cancelled_at),
-                document.attempt,
-                document.protocol,
-                document.sefaz_reason.lstrip("=+-@"),
-                gettext("Venda"),
-                "",
-            ]
-        )
+        yield writer.writerow(_csv_row(document))
     for note in return_notes:
+        yield writer.writerow(_csv_row(note))
+
+
+def _csv_row(note: FiscalDocument | FiscalReturnNote) -> list[Any]:
+    """One line of the export, from a sale's NF-e or from one of its NF-e de devolução: the order, the environment
+    and the referenced chave are always the sale's."""
+    if isinstance(note, FiscalReturnNote):
         sale = note.document
-        yield writer.writerow(
-            [
-                sale.order_number or sale.order_ref,
-                note.number or "",
-                note.series or "",
-                _key_text(note.access_key),
-                note.get_status_display(),
-                sale.get_environment_display(),
-                _local(note.issued_at),
-                "",
-                note.attempt,
-                note.protocol,
-                note.sefaz_reason.lstrip("=+-@"),
-                gettext("Devolução (entrada)"),
-                _key_text(sale.access_key),
-            ]
-        )
-
-
-class _ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
-        return False
+        situation, cancelled_at = note.get_status_display(), ""
+        purpose, referenced = gettext("Devolução (entrada)"), _key_text(sale.access_key)
+    else:
+        sale = note
+        situation, cancelled_at = note.status_text(), _local(note.cancelled_at)
+        purpose, referenced = gettext("Venda"), ""
+    return [
+        sale.order_number or sale.order_ref,
+        note.number or "",
+        note.series or "",
+        _key_text(note.access_key),
+        situation,
+        sale.get_environment_display(),
+        _local(note.issued_at),
+        cancelled_at,
+        note.attempt,
+        note.protocol,
+        note.sefaz_reason.lstrip("=+-@"),
+        purpose,
+        referenced,
+    ]
 
 
 @admin.register(FiscalDocument)
-class FiscalDocumentAdmin(_ReadOnly):
+class FiscalDocumentAdmin(ReadOnlyAdmin):
     # The first column opens the NF-e itself (QA walk: the order's link sat inside the row's link, so a click on
     # the row went to the order and the NF-e page could not be opened); the order is its own column.
     list_display = (
@@ -277,7 +262,7 @@ class FiscalDocumentAdmin(_ReadOnly):
 
 
 @admin.register(FiscalReturnNote)
-class FiscalReturnNoteAdmin(_ReadOnly):
+class FiscalReturnNoteAdmin(ReadOnlyAdmin):
     """The NF-e de devolução (entrada) the shop issued for returned goods: the accountant's month, beside the sales'
     notes; each one's files are on the sale's NF-e page and the order's NF-e box."""
 
@@ -303,11 +288,11 @@ class FiscalReturnNoteAdmin(_ReadOnly):
 
 
 @admin.register(FiscalJob)
-class FiscalJobAdmin(_ReadOnly):
+class FiscalJobAdmin(ReadOnlyAdmin):
     list_display = ("key", "action", "status", "attempts", "next_run_at", "last_error")
     list_filter = ("status", "action")
 
 
 @admin.register(FiscalWebhook)
-class FiscalWebhookAdmin(_ReadOnly):
+class FiscalWebhookAdmin(ReadOnlyAdmin):
     list_display = ("provider", "provider_ref", "event_id", "received_at", "processed_at")

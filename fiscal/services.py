@@ -511,6 +511,11 @@ def _store_files(provider: FiscalProvider, document: FiscalDocument, result: Pro
         return {"cancel_xml": default_storage.save(f"fiscal/xml/{document.access_key}-can.xml", ContentFile(event))}
     if result.status != "authorized" or not result.access_key or document.status == Status.AUTHORIZED:
         return {}  # nothing to store, or a repeated answer about a note already stored
+    return _store_note_files(provider, result)
+
+
+def _store_note_files(provider: FiscalProvider, result: ProviderResult) -> dict[str, str]:
+    """An authorized note's XML and DANFE (a sale's or a devolução's), under its access key; names to record."""
     xml = _file(provider, result.xml, result.xml_path)
     danfe = _file(provider, result.danfe, result.danfe_path)
     names: dict[str, str] = {}
@@ -727,14 +732,7 @@ def _run_return_note(provider: FiscalProvider, job: FiscalJob, document: FiscalD
 def _store_return_files(provider: FiscalProvider, note: FiscalReturnNote, result: ProviderResult) -> dict[str, str]:
     if result.status != "authorized" or not result.access_key or note.status == FiscalReturnNote.Status.AUTHORIZED:
         return {}
-    names: dict[str, str] = {}
-    xml = _file(provider, result.xml, result.xml_path)
-    danfe = _file(provider, result.danfe, result.danfe_path)
-    if xml:
-        names["xml"] = default_storage.save(f"fiscal/xml/{result.access_key}-nfe.xml", ContentFile(xml))
-    if danfe:
-        names["danfe"] = default_storage.save(f"fiscal/danfe/{result.access_key}.pdf", ContentFile(danfe))
-    return names
+    return _store_note_files(provider, result)
 
 
 def _apply_return(

@@ -1,5 +1,6 @@
 """A bulk action the staff member may not run, refused in words: the admins whose actions need a permission
-(`@admin.action(permissions=[...])`) put `RefusedActionMessage` before their ModelAdmin base."""
+(`@admin.action(permissions=[...])`) put `RefusedActionMessage` before their ModelAdmin base. And the base of the
+admins that only look at rows services write (`ReadOnlyAdmin`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,19 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows are written by services only; the admin looks, never adds, edits or deletes."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
 
 
 class RefusedActionMessage(admin.ModelAdmin):

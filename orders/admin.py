@@ -25,7 +25,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from kernel.admin_actions import RefusedActionMessage
+from kernel.admin_actions import ReadOnlyAdmin, RefusedActionMessage
 from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
 from kernel.text import language_name
@@ -168,7 +168,7 @@ def paid_since_start(value: str) -> datetime | None:
 
 
 @admin.register(Order)
-class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
+class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
     # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
     list_display = ["number_display", "placed_display", "buyer", "total_display", "situation"]
     list_display_links = ["number_display"]
@@ -244,16 +244,7 @@ class OrderAdmin(RefusedActionMessage, admin.ModelAdmin):
         ),
     ]
 
-    # --- read-only data: changes happen only through the action pages (services) ---------------------
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
+    # --- read-only data (ReadOnlyAdmin): changes happen only through the action pages (services) -----------
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return [field for _name, options in self.fieldsets for field in options["fields"]]
 
@@ -625,7 +616,7 @@ class RequestedByFilter(admin.SimpleListFilter):
 
 
 @admin.register(ReturnRequest)
-class ReturnRequestAdmin(admin.ModelAdmin):
+class ReturnRequestAdmin(ReadOnlyAdmin):
     """The queue of returns buyers and platforms asked for (issue 35). Read-only: each step is the order's
     "Devolução solicitada" action (approve, reject, receive, refund), which calls orders.services.returns."""
 
@@ -640,15 +631,6 @@ class ReturnRequestAdmin(admin.ModelAdmin):
         "updated_at",
     ]  # fmt: skip
     readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description=_("pedido"), ordering="order__number")
     def order_link(self, obj: ReturnRequest) -> str:

@@ -157,7 +157,8 @@ class TrackingFixForm(OrderActionForm):
         choices = []
         for shipment in (e for e in events if e.type == "shipped" and e.tracking_number):
             now = current_tracking(shipment, events)  # the code as last corrected
-            choices.append((shipment.public_id, f"{now.tracking_number} ({now.carrier or _('sem transportadora')})"))
+            carrier = now.carrier or _("sem transportadora")  # outside the f-string: makemessages finds it there
+            choices.append((shipment.public_id, f"{now.tracking_number} ({carrier})"))
         self.fields["event"].choices = choices
 
 

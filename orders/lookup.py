@@ -7,11 +7,9 @@ used to guess order numbers.
 
 from __future__ import annotations
 
-import hashlib
-
-from django.core.cache import cache
 from django.db import transaction
 
+from kernel.ops.ratelimit import attempt_allowed, attempt_keys
 from orders.models import Order
 from orders.services import order_link_email_send
 
@@ -21,26 +19,15 @@ MAX_PER_EMAIL = 3
 _PREFIX = "order-lookup:v1:"
 
 
-def _key(kind: str, value: str) -> str:
-    return _PREFIX + kind + ":" + hashlib.sha256(value.encode()).hexdigest()[:32]
-
-
 def lookup_keys(*, client: str, email: str) -> list[str]:
-    return [_key("client", client), _key("email", email.strip().lower())]
+    return attempt_keys(_PREFIX, client=client, email=email)
 
 
 def lookup_allowed(*, client: str, email: str) -> bool:
     """Count this attempt; False once the client or the e-mail used up its attempts in the window."""
-    allowed = True
-    for key, limit in zip(lookup_keys(client=client, email=email), (MAX_PER_CLIENT, MAX_PER_EMAIL), strict=True):
-        cache.add(key, 0, WINDOW_SECONDS)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, WINDOW_SECONDS)
-            count = 1
-        allowed = allowed and count <= limit
-    return allowed
+    return attempt_allowed(
+        _PREFIX, client=client, email=email, per_client=MAX_PER_CLIENT, per_email=MAX_PER_EMAIL, seconds=WINDOW_SECONDS
+    )
 
 
 @transaction.atomic

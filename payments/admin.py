@@ -18,6 +18,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from kernel.admin_actions import ReadOnlyAdmin
 from kernel.money import format_brl
 from payments.boleto.service import boleto_refund_mark_transferred
 from payments.exceptions import PaymentInputError
@@ -134,19 +135,6 @@ class MoneyColumns:
         model_fields = getattr(self, "model")._meta.fields  # noqa: B009 (the ModelAdmin's, not this mixin's)
         unused = set(self.money_displays.values()) - {self.money_displays.get(f.name, "") for f in model_fields}
         return [name for name in fields if name not in unused]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows are written by services only; the admin looks, never edits or deletes."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
-        return False
 
 
 class PixPaymentInline(admin.TabularInline):

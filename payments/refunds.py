@@ -18,7 +18,7 @@ from payments.boleto.models import BoletoRefund
 from payments.boleto.service import boleto_refund_request
 from payments.card.models import CardRefund
 from payments.card.refunds import card_refund_request
-from payments.exceptions import PaymentInputError
+from payments.exceptions import PaymentInputError, refund_fits, refund_replayed
 from payments.models import PixCharge, PixPayment, PixRecurringCharge, PixRefund
 from payments.psp import PSPRefund
 from payments.signals import refund_finished_on_commit
@@ -65,10 +65,8 @@ def refund_request(
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         raise PaymentInputError("amount", "must be a positive integer of centavos")
     with transaction.atomic():
-        existing = PixRefund.objects.filter(refund_id=refund_id).first()
+        existing = refund_replayed(PixRefund, refund_id=refund_id, reference=reference, amount=amount)
         if existing is not None:
-            if existing.reference != reference or existing.amount != amount:
-                raise PaymentInputError("refund_id", "already used for a different refund")
             return existing
         payment = (
             PixPayment.objects.select_for_update()
@@ -84,8 +82,7 @@ def refund_request(
                 return boleto
             return card_refund_request(reference=reference, amount=amount, refund_id=refund_id, reason=reason)
         available = payment.amount - _refunded_so_far(payment)
-        if amount > available:
-            raise PaymentInputError("amount", f"exceeds what can still be refunded ({available} centavos)")
+        refund_fits(amount, available)
         refund = PixRefund.objects.create(
             refund_id=refund_id,
             psp_refund_id=uuid.uuid4().hex,

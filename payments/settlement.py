@@ -296,16 +296,7 @@ def pix_charge_expire(*, txid: str, now: datetime | None = None) -> str:
     except PSPUnavailable as exc:
         logger.warning("expire: PSP unavailable for %s: %s", txid, exc)
         return "unavailable"
-    with transaction.atomic():
-        charge = PixCharge.objects.select_for_update().get(txid=txid)
-        if charge.status != PixCharge.Status.ACTIVE:
-            return charge.status
-        charge.status = PixCharge.Status.EXPIRED
-        charge.status_reason = "expired"
-        charge.psp_removed = removed
-        charge.save(update_fields=["status", "status_reason", "psp_removed", "updated_at"])
-        record_event(reference=charge.reference, kind="charge_expired", txid=txid)
-    return "expired"
+    return _end_if_active(txid, PixCharge.Status.EXPIRED, reason="expired", psp_removed=removed, event="charge_expired")
 
 
 def pix_charge_withdraw(*, txid: str, reason: str = "payment_method_changed") -> str:
@@ -337,16 +328,29 @@ def pix_charge_withdraw(*, txid: str, reason: str = "payment_method_changed") ->
     except (PSPRejected, PSPUnavailable) as exc:
         logger.warning("withdraw: PSP refused or unavailable for %s: %s", txid, exc)
         return "unavailable"
+    return _end_if_active(
+        txid,
+        PixCharge.Status.REVOKED,
+        reason=reason,
+        psp_removed=True,
+        event="charge_revoked",
+        details={"reason": reason},
+    )
+
+
+def _end_if_active(
+    txid: str, status: str, *, reason: str, psp_removed: bool, event: str, details: Mapping[str, Any] | None = None
+) -> str:
+    """After the PSP was asked (expiry, withdrawal): the charge, locked, ends as `status` with its timeline `event`
+    if it is still active; else it stays as it became meanwhile. Returns its status."""
     with transaction.atomic():
         charge = PixCharge.objects.select_for_update().get(txid=txid)
         if charge.status != PixCharge.Status.ACTIVE:
             return charge.status
-        charge.status = PixCharge.Status.REVOKED
-        charge.status_reason = reason
-        charge.psp_removed = True
+        charge.status, charge.status_reason, charge.psp_removed = status, reason, psp_removed
         charge.save(update_fields=["status", "status_reason", "psp_removed", "updated_at"])
-        record_event(reference=charge.reference, kind="charge_revoked", txid=txid, reason=reason)
-    return "revoked"
+        record_event(reference=charge.reference, kind=event, txid=txid, **(details or {}))
+    return str(status)
 
 
 def pix_charge_cancel_at_psp(*, txid: str) -> bool:

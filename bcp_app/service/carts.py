@@ -133,6 +133,16 @@ def _owned(ctx: Any, cart_id: str) -> bool:
     return ctx.checkout_owner.owns(cart)  # as for checkouts: anyone else gets `not_found` (issue 31)
 
 
+def _refused(ctx: Any, cart_id: str) -> OperationResult | None:
+    """What a read or write of one cart answers before touching it: the cart capability not negotiated, or a cart
+    that is not the caller's; None when it may go on."""
+    if not ctx.has(CART):
+        return _incompatible(ctx)
+    if not _owned(ctx, cart_id):
+        return _not_found(ctx)
+    return None
+
+
 def _input_error(exc: Any) -> ProtocolError:
     return ProtocolError("invalid_request", f"{exc.path}: {exc.content}" if exc.path else exc.content)
 
@@ -166,19 +176,15 @@ def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> Operat
 
 
 def get_cart(ctx: Any, cart_id: str) -> OperationResult:
-    if not ctx.has(CART):
-        return _incompatible(ctx)
-    if not _owned(ctx, cart_id):
-        return _not_found(ctx)
+    if (refused := _refused(ctx, cart_id)) is not None:
+        return refused
     return OperationResult(200, cart_body(shop_cart.cart_get(cart_id=str(cart_id)), ctx))
 
 
 def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, Any]) -> OperationResult:
     request = validate(CartUpdateRequest, body)
-    if not ctx.has(CART):
-        return _incompatible(ctx)
-    if not _owned(ctx, cart_id):
-        return _not_found(ctx)
+    if (refused := _refused(ctx, cart_id)) is not None:
+        return refused
     try:
         view = shop_cart.cart_update(cart_id=str(cart_id), data=_input(ctx, request, update=True))
     except shop_cart.CartNotFound:
@@ -190,10 +196,8 @@ def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, A
 
 def cancel_cart(ctx: Any, cart_id: str) -> OperationResult:
     """UCP cart: the cart as it was before deletion; later operations on it are `not_found`."""
-    if not ctx.has(CART):
-        return _incompatible(ctx)
-    if not _owned(ctx, cart_id):
-        return _not_found(ctx)
+    if (refused := _refused(ctx, cart_id)) is not None:
+        return refused
     try:
         return OperationResult(200, cart_body(shop_cart.cart_cancel(cart_id=str(cart_id)), ctx))
     except shop_cart.CartNotFound:

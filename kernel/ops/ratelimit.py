@@ -7,7 +7,8 @@ kernel/ops/redis_cache.py); a request that reads cache entries anyway counts in 
 (`request_cache.prefetch(..., counter=...)`: a BCP call's counter rides with its identity's reads, issue 11).
 Without Redis the counters are per process (`make run`). An unreachable Redis counts nothing and lets the
 call through: rate limiting must never take the shop down. The BCP transports (`bcp_app/service/ratelimit.py`) and
-the webhook endpoints (`kernel/ops/webhook_limits.py`) count here.
+the webhook endpoints (`kernel/ops/webhook_limits.py`) count here, and so do the forms that e-mail a link to a typed
+address (`attempt_allowed`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
+from django.core.cache import cache
 from limits import parse
 
 from kernel.ops import request_cache
@@ -81,3 +83,28 @@ def hit(limit: str, *identifiers: str) -> int | None:
     if counted is None:
         return None
     return counted.retry_after(request_cache.count(counted.key, counted.timeout))
+
+
+def attempt_keys(prefix: str, *, client: str, email: str) -> list[str]:
+    """The counters of a form that e-mails something to a typed address: one for the client address, one for the
+    e-mail (trimmed, lower case), hashed into short safe keys under `prefix`."""
+    return [prefix + "client:" + _digest(client), prefix + "email:" + _digest(email.strip().lower())]
+
+
+def attempt_allowed(prefix: str, *, client: str, email: str, per_client: int, per_email: int, seconds: int) -> bool:
+    """Count this attempt on both counters of `attempt_keys`, each living `seconds` from its first attempt; False
+    once the client or the e-mail used up its attempts (the order lookup, the account's sign-in link)."""
+    allowed = True
+    for key, limit in zip(attempt_keys(prefix, client=client, email=email), (per_client, per_email), strict=True):
+        cache.add(key, 0, seconds)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, seconds)
+            count = 1
+        allowed = allowed and count <= limit
+    return allowed
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()[:32]

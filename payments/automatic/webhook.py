@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.utils import timezone
@@ -59,12 +59,7 @@ def recurrence_events_store(
 
 def receive_recurrence_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     """(HTTP status, JSON body). 413 too large, 401 forged, 400 malformed (nothing stored), 200 stored/duplicate."""
-    read = read_pix_notice(raw_body, headers, parse_recurrence_notification)
-    if isinstance(read, Refusal):
-        return read.status, read.body
-    _body, notices = read
-    stored, duplicates = recurrence_events_store(notices=notices, raw_body=raw_body, headers=kept_headers(headers))
-    return 200, {"received": stored, "duplicates": duplicates}
+    return _receive(raw_body, headers, parse_recurrence_notification, recurrence_events_store)
 
 
 def _item_digest(item: Any) -> str:
@@ -97,11 +92,20 @@ def recurring_charge_events_store(
 
 def receive_recurring_charge_webhook(raw_body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     """`POST {webhookUrl}/cobr` (registered with `PUT /webhookcobr`): the same answers as the `/rec` inbox."""
-    read = read_pix_notice(raw_body, headers, parse_recurring_charge_notification)
+    return _receive(raw_body, headers, parse_recurring_charge_notification, recurring_charge_events_store)
+
+
+def _receive(
+    raw_body: bytes,
+    headers: Mapping[str, str],
+    parse: Callable[[Any], list[Any]],
+    store: Callable[..., tuple[int, int]],
+) -> tuple[int, dict[str, Any]]:
+    """Both Pix Automático inboxes: read the notice like every Pix inbox, then `store(notices=…, raw_body=…,
+    headers=…)` its items and say how many were new."""
+    read = read_pix_notice(raw_body, headers, parse)
     if isinstance(read, Refusal):
         return read.status, read.body
     _body, notices = read
-    stored, duplicates = recurring_charge_events_store(
-        notices=notices, raw_body=raw_body, headers=kept_headers(headers)
-    )
+    stored, duplicates = store(notices=notices, raw_body=raw_body, headers=kept_headers(headers))
     return 200, {"received": stored, "duplicates": duplicates}

@@ -43,7 +43,7 @@ from payments.boleto.models import BoletoPayment, BoletoRefund
 from payments.card.gateway import PAID, BoletoRequest, CardCustomer, GatewayCharge, GatewayError, GatewayNotFound
 from payments.card.service import get_card_gateway
 from payments.due import local_date
-from payments.exceptions import PaymentInputError
+from payments.exceptions import PaymentInputError, refund_fits, refund_replayed
 from payments.signals import boleto_settled, refund_finished_on_commit
 from payments.timeline import new_event, record_event
 
@@ -309,18 +309,15 @@ def boleto_expire(*, payment_id: str) -> str | None:
 def boleto_refund_request(*, reference: str, amount: int, refund_id: str, reason: str) -> BoletoRefund | None:
     """Inside the caller's transaction: a refund of the paid boleto of `reference`, waiting for staff's bank
     transfer; idempotent on `refund_id`. None when the reference has no paid boleto (not ours to refund)."""
-    existing = BoletoRefund.objects.filter(refund_id=refund_id).first()
+    existing = refund_replayed(BoletoRefund, refund_id=refund_id, reference=reference, amount=amount)
     if existing is not None:
-        if existing.reference != reference or existing.amount != amount:
-            raise PaymentInputError("refund_id", "already used for a different refund")
         return existing
     payment = BoletoPayment.objects.select_for_update().filter(reference=reference, status=Status.PAID).first()
     if payment is None:
         return None
     asked = payment.refunds.exclude(status=BoletoRefund.Status.FAILED).aggregate(total=Sum("amount"))["total"] or 0
     available = payment.paid_amount - int(asked)
-    if amount > available:
-        raise PaymentInputError("amount", f"exceeds what can still be refunded ({available} centavos)")
+    refund_fits(amount, available)
     refund = BoletoRefund.objects.create(
         refund_id=refund_id, payment=payment, reference=reference, amount=amount, reason=(reason or "Devolução")[:140]
     )

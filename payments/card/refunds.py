@@ -15,7 +15,7 @@ from django.utils import timezone
 from kernel.tasks import enqueue_on_commit
 from payments.card.gateway import GatewayCharge
 from payments.card.models import CardPayment, CardRefund
-from payments.exceptions import PaymentInputError
+from payments.exceptions import PaymentInputError, refund_fits, refund_replayed
 from payments.signals import refund_finished_on_commit
 from payments.timeline import record_event
 
@@ -29,10 +29,8 @@ def _enqueue(refund: CardRefund) -> None:
 
 def card_refund_request(*, reference: str, amount: int, refund_id: str, reason: str) -> CardRefund:
     """Inside the caller's transaction: an estorno of the approved card payment of `reference`."""
-    existing = CardRefund.objects.filter(refund_id=refund_id).first()
+    existing = refund_replayed(CardRefund, refund_id=refund_id, reference=reference, amount=amount)
     if existing is not None:
-        if existing.reference != reference or existing.amount != amount:
-            raise PaymentInputError("refund_id", "already used for a different refund")
         return existing
     payment = (
         CardPayment.objects.select_for_update()
@@ -44,8 +42,7 @@ def card_refund_request(*, reference: str, amount: int, refund_id: str, reason: 
         raise PaymentInputError("reference", "has no settled payment to refund")
     asked = payment.refunds.exclude(status=CardRefund.Status.FAILED).aggregate(total=Sum("amount"))["total"] or 0
     available = payment.amount - max(int(asked), payment.refunded_amount)
-    if amount > available:
-        raise PaymentInputError("amount", f"exceeds what can still be refunded ({available} centavos)")
+    refund_fits(amount, available)
     refund = CardRefund.objects.create(
         refund_id=refund_id, payment=payment, reference=reference, amount=amount, reason=(reason or "Estorno")[:140]
     )

@@ -27,7 +27,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core import signing
-from django.core.cache import cache
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -35,6 +34,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from kernel.br_validation import email_valid
+from kernel.ops.ratelimit import attempt_allowed
 from kernel.tasks import enqueue_on_commit
 from orders.emails import OrderEmail
 from orders.models import EmailDelivery, Order
@@ -64,17 +64,9 @@ def normalized(email: str) -> str:
 
 def request_allowed(*, client: str, email: str) -> bool:
     """Count this request; False once the client or the e-mail used up its requests in the window."""
-    allowed = True
-    keys = (_PREFIX + "client:" + _digest(client), _PREFIX + "email:" + _digest(normalized(email)))
-    for key, limit in zip(keys, (MAX_PER_CLIENT, MAX_PER_EMAIL), strict=True):
-        cache.add(key, 0, WINDOW_SECONDS)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, WINDOW_SECONDS)
-            count = 1
-        allowed = allowed and count <= limit
-    return allowed
+    return attempt_allowed(
+        _PREFIX, client=client, email=email, per_client=MAX_PER_CLIENT, per_email=MAX_PER_EMAIL, seconds=WINDOW_SECONDS
+    )
 
 
 def _digest(value: str) -> str:

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from kernel.admin_actions import ReadOnlyAdmin
 from shop.checkout.types import STATUS_COMPLETED
 from shop.models import BoletoNotice, CheckoutReminder
 
@@ -45,21 +46,10 @@ class RecoveredFilter(admin.SimpleListFilter):
         return queryset
 
 
-class _Log(admin.ModelAdmin):
-    """What was sent (or why not): written by the sweeps, read here, never edited."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(CheckoutReminder)
-class CheckoutReminderAdmin(_Log):
+class CheckoutReminderAdmin(ReadOnlyAdmin):
+    """The abandoned-checkout reminders: what was sent (or why not), written by the sweeps, read here."""
+
     list_display = ["email", "checkout", "created_at", "sent_at", "skipped"]
     list_filter = [SentFilter, RecoveredFilter]
     list_select_related = ["checkout"]
@@ -68,7 +58,7 @@ class CheckoutReminderAdmin(_Log):
 
 
 @admin.register(BoletoNotice)
-class BoletoNoticeAdmin(_Log):
+class BoletoNoticeAdmin(ReadOnlyAdmin):
     """The buyers' boleto e-mails (issued, due tomorrow): who was told, when, and why one was not sent."""
 
     list_display = ["email", "kind", "payment_id", "checkout", "created_at", "sent_at", "skipped"]

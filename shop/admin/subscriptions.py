@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from kernel.admin_actions import RefusedActionMessage
+from kernel.admin_actions import ReadOnlyAdmin, RefusedActionMessage
 from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
 from kernel.text import language_name
@@ -230,8 +230,10 @@ class SubscriptionEventInline(admin.TabularInline):
 
 
 @admin.register(Subscription)
-class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
-    """Read-only for now: subscriptions change through their services (buyer, PSP notices), not by hand."""
+class SubscriptionAdmin(RefusedActionMessage, ReadOnlyAdmin):
+    """Read-only for now: subscriptions change through their services (buyer, PSP notices), not by hand. Never
+    deleted either: that would take the cycles and the timeline with it and leave the buyer's Pix Automático
+    authorized at the PSP (or the card in the gateway's wallet); a subscription ends by being cancelled."""
 
     list_display = (
         "public_id", "buyer_name", "plan", "status", "payment_method", "price_display", "starts_on", "created_at"
@@ -273,17 +275,6 @@ class SubscriptionAdmin(RefusedActionMessage, admin.ModelAdmin):
     def address(self, obj: Subscription) -> str:
         lines = address_lines(obj.destination or {})
         return format_html_join(mark_safe("<br>"), "{}", ((line,) for line in lines)) if lines else "—"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Subscription | None = None) -> bool:
-        # Deleting would take the cycles and the timeline with it and leave the buyer's Pix Automático authorized
-        # at the PSP (or the card in the gateway's wallet): a subscription ends by being cancelled, never erased.
-        return False
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         # Rows stay read-only (no change form), but stopping a buyer's recurrence at the PSP is a change: a staff
@@ -415,7 +406,7 @@ def cancel_effects(
 
 
 @admin.register(SubscriptionCycle)
-class SubscriptionCycleAdmin(CycleOrderLink, admin.ModelAdmin):
+class SubscriptionCycleAdmin(CycleOrderLink, ReadOnlyAdmin):
     """Cycles, read-only: next charges, failures (filter by status) and the order of each paid one."""
 
     list_display = ("public_id", "subscription", "number", "due_date", "amount_display", "status", "order_link")
@@ -430,12 +421,3 @@ class SubscriptionCycleAdmin(CycleOrderLink, admin.ModelAdmin):
     @admin.display(description=_("valor"), ordering="amount")
     def amount_display(self, obj: SubscriptionCycle) -> str:
         return format_brl(obj.amount)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: SubscriptionCycle | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: SubscriptionCycle | None = None) -> bool:
-        return False

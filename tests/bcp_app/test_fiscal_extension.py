@@ -14,10 +14,12 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 from bcp_app.models import WebhookDelivery
-from bcp_app.service.platforms import NewPlatform, platform_create
-from fiscal.models import FiscalDocument, FiscalJob
+from bcp_app.service.platforms import platform_create
+from fiscal.models import FiscalDocument, FiscalJob, FiscalReturnNote
 from fiscal.services import document_request_cancel_reissue, document_request_issue, job_run
-from orders.models import Order
+from orders.models import Adjustment, Order
+from orders.services import order_mark_delivered, order_return, order_ship
+from orders.types import LineQuantity
 from payments.sandbox import services as sandbox
 from tests.bcp_app.bcp_fixtures import VERSION, FakePlatform, agent
 from tests.bcp_app.rest_helpers import call, catalog, complete, ready_checkout
@@ -47,30 +49,56 @@ def _profile_caps(fake_platform: FakePlatform, *, fiscal: bool) -> dict[str, lis
     return caps
 
 
-def _setup(fake_platform: FakePlatform, settings: Any, *, fiscal: bool) -> tuple[NewPlatform, dict[str, str]]:
+def _setup(fake_platform: FakePlatform, settings: Any, *, fiscal: bool) -> dict[str, str]:
+    """The headers of an agent whose profile does (or does not) offer the fiscal_document extension."""
     settings.BCP_PIX_SANDBOX = True
     settings.PIX_SANDBOX_WEBHOOK_URL = ""
     catalog()
     url = fake_platform.publish(capabilities=_profile_caps(fake_platform, fiscal=fiscal))
     platform = platform_create(name="Agente", profile_url=url)
-    return platform, agent(url, Authorization=f"Bearer {platform.api_key}")
+    return agent(url, Authorization=f"Bearer {platform.api_key}")
 
 
-def _authorized_order(client: Client, headers: dict[str, str], capture: Any) -> Order:
+def _paid_order(client: Client, headers: dict[str, str], capture: Any) -> Order:
+    """An order the agent placed and the buyer paid by Pix."""
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
     with capture(execute=True):
         sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    order = Order.objects.get(checkout_id=checkout["id"])
-    # The demo store of this test has no CNPJ, so the shop's request was blocked; issue as the merchant
-    # would after filling in the data (the invoice's content is not what this test is about).
+    return Order.objects.get(checkout_id=checkout["id"])
+
+
+def _request_issue(order: Order) -> None:
+    # The demo store of these tests has no CNPJ, so the shop's request was blocked; issue as the merchant would after
+    # filling in the data, with the order's own line (a return can then reference it).
+    line = order.lines.get()
+    item = {"sku": line.sku, "description": line.title, "ncm": "09012100", "cfop": "5102", "origin": "0", "unit": "UN",
+            "quantity": line.quantity_original, "unit_price": line.unit_price,
+            "total": line.unit_price * line.quantity_original}  # fmt: skip
     with transaction.atomic():
         document_request_issue(
-            order_ref=order.public_id, order_number=order.number, invoice=invoice(order_ref=order.public_id),
-            problems=[], reissue=True,
+            order_ref=order.public_id, order_number=order.number,
+            invoice=invoice(order_ref=order.public_id, items=[item]), problems=[], reissue=True,
         )  # fmt: skip
+
+
+def _authorized_order(client: Client, headers: dict[str, str], capture: Any) -> Order:
+    order = _paid_order(client, headers, capture)
+    _request_issue(order)
     assert job_run(job_id=FiscalJob.objects.get(key__startswith=order.public_id).pk) == "authorized"
     return order
+
+
+@pytest.fixture
+def headers(fake_platform: FakePlatform, settings: Any) -> dict[str, str]:
+    """An agent that negotiated the fiscal_document extension."""
+    return _setup(fake_platform, settings, fiscal=True)
+
+
+@pytest.fixture
+def order(client: Client, headers: dict[str, str], django_capture_on_commit_callbacks: Any) -> Order:
+    """That agent's paid order, its NF-e authorized."""
+    return _authorized_order(client, headers, django_capture_on_commit_callbacks)
 
 
 def test_profile_advertises_the_extension_of_order(client: Client) -> None:
@@ -82,10 +110,8 @@ def test_profile_advertises_the_extension_of_order(client: Client) -> None:
 
 
 def test_negotiated_order_carries_the_fiscal_documents(
-    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
+    client: Client, settings: Any, headers: dict[str, str], order: Order
 ) -> None:
-    _platform, headers = _setup(fake_platform, settings, fiscal=True)
-    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
     body = call(client, "get", f"/orders/{order.public_id}", headers).json()
     document = FiscalDocument.objects.get()
     assert body["ucp"]["capabilities"] == {ORDER: [{"version": VERSION}], FISCAL: [{"version": VERSION}]}
@@ -98,7 +124,7 @@ def test_negotiated_order_carries_the_fiscal_documents(
 def test_without_negotiation_there_is_no_fiscal_member(
     client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    _platform, headers = _setup(fake_platform, settings, fiscal=False)
+    headers = _setup(fake_platform, settings, fiscal=False)
     order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
     body = call(client, "get", f"/orders/{order.public_id}", headers).json()
     assert "fiscal_documents" not in body
@@ -111,17 +137,10 @@ def test_an_nfe_step_is_a_webhook_only_for_platforms_that_see_fiscal_documents(
 ) -> None:
     """Agent QA walk: a platform without the extension got, when the NF-e was authorized, a second webhook equal to
     the order's last one but for `updated_at`."""
-    _platform, headers = _setup(fake_platform, settings, fiscal=fiscal)
-    checkout = ready_checkout(client, headers)
-    complete(client, checkout["id"], headers)
+    headers = _setup(fake_platform, settings, fiscal=fiscal)
+    order = _paid_order(client, headers, django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=True):
-        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    order = Order.objects.get(checkout_id=checkout["id"])
-    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
-        document_request_issue(
-            order_ref=order.public_id, order_number=order.number, invoice=invoice(order_ref=order.public_id),
-            problems=[], reissue=True,
-        )  # fmt: skip
+        _request_issue(order)
     assert FiscalDocument.objects.get().status == "authorized"  # the job ran after the request's commit
     events = list(
         WebhookDelivery.objects.filter(order_id=order.public_id).order_by("id").values_list("event", flat=True)
@@ -134,12 +153,8 @@ def test_bad_document_token_is_404(client: Client) -> None:
     assert client.get("/fiscal/d/nao-existe/danfe").status_code == 404
 
 
-def test_ibs_cbs_totals_reach_agents_and_fit_the_schema(
-    client: Client, fake_platform: FakePlatform, settings: Any, django_capture_on_commit_callbacks: Any
-) -> None:
+def test_ibs_cbs_totals_reach_agents_and_fit_the_schema(client: Client, headers: dict[str, str], order: Order) -> None:
     """Issue 37: a normal-regime NF-e of 2026 carries IBSCBSTot (NT 2025.002); the extension exposes it."""
-    _platform, headers = _setup(fake_platform, settings, fiscal=True)
-    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
     FiscalDocument.objects.update(
         ibs_cbs_totals={"base": 9980, "ibs_uf_amount": 10, "ibs_mun_amount": 0, "ibs_amount": 10, "cbs_amount": 90}
     )
@@ -153,17 +168,11 @@ def test_ibs_cbs_totals_reach_agents_and_fit_the_schema(
 
 
 def test_a_cancelled_and_reissued_nfe_lists_both_notes_current_first(
-    client: Client,
-    fake_platform: FakePlatform,
-    settings: Any,
-    django_capture_on_commit_callbacks: Any,
-    django_assert_max_num_queries: Any,
+    client: Client, settings: Any, headers: dict[str, str], order: Order, django_assert_max_num_queries: Any
 ) -> None:
     """BCP-ORD-01 with the fiscal_document extension: staff cancelled the NF-e (wrong CPF) and issued the next one
     within the SEFAZ's 24 h. The agent sees both — the current (authorized) note first, then the cancelled one with
     its status and its files — read in the one query Get Order had for the single note. The UCP face too."""
-    _platform, headers = _setup(fake_platform, settings, fiscal=True)
-    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
     with transaction.atomic():
         document_request_cancel_reissue(
             order_ref=order.public_id, justification="CPF do destinatário informado errado",
@@ -198,8 +207,9 @@ def test_a_cancelled_and_reissued_nfe_lists_both_notes_current_first(
 
 def test_an_nfe_de_devolucao_follows_the_sale_s_note_in_the_shape_of_a_note(
     client: Client,
-    fake_platform: FakePlatform,
     settings: Any,
+    headers: dict[str, str],
+    order: Order,
     django_capture_on_commit_callbacks: Any,
     django_assert_max_num_queries: Any,
 ) -> None:
@@ -208,27 +218,7 @@ def test_an_nfe_de_devolucao_follows_the_sale_s_note_in_the_shape_of_a_note(
     the same shape (status, chave, number, series, DANFE and XML), marked `purpose: "return"` with the sale's chave it
     references and the return it records; valid against the extension's schema. One more read, only for an order
     goods came back to."""
-    from fiscal.models import FiscalReturnNote
-    from orders.models import Adjustment
-    from orders.services import order_mark_delivered, order_return, order_ship
-    from orders.types import LineQuantity
-
-    _platform, headers = _setup(fake_platform, settings, fiscal=True)
-    checkout = ready_checkout(client, headers)
-    complete(client, checkout["id"], headers)
-    with django_capture_on_commit_callbacks(execute=True):
-        sandbox.pay(txid=checkout["payment"]["instruments"][0]["pix"]["txid"], options=sandbox.PayOptions())
-    order = Order.objects.get(checkout_id=checkout["id"])
     line = order.lines.get()
-    item = {"sku": line.sku, "description": line.title, "ncm": "09012100", "cfop": "5102", "origin": "0", "unit": "UN",
-            "quantity": line.quantity_original, "unit_price": line.unit_price,
-            "total": line.unit_price * line.quantity_original}  # fmt: skip
-    with transaction.atomic():  # the demo store has no CNPJ: issued as the merchant would, as _authorized_order
-        document_request_issue(
-            order_ref=order.public_id, order_number=order.number,
-            invoice=invoice(order_ref=order.public_id, items=[item]), problems=[], reissue=True,
-        )  # fmt: skip
-    assert job_run(job_id=FiscalJob.objects.get(key__startswith=order.public_id).pk) == "authorized"
     sale = FiscalDocument.objects.get()
     order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
     order_mark_delivered(order_id=order.public_id)

@@ -40,6 +40,17 @@ def _with_card(client: Client, headers: dict[str, str], installments: int) -> di
     return call(client, "put", f"/checkout-sessions/{checkout['id']}", headers, body).json()
 
 
+def _declined_once(client: Client, headers: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A card checkout in 1x whose first complete the gateway declined: the checkout and that complete's answer."""
+    checkout = _with_card(client, headers, 1)
+    declined = {"payment": {"instruments": [{**CARD, "installments": 1,
+                                             "credential": {**TOKEN, "token": "fail_token"}}]}}  # fmt: skip
+    first = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
+                 {**headers, "Idempotency-Key": "k-declined"}, declined).json()  # fmt: skip
+    assert first["status"] == "incomplete"
+    return checkout, first
+
+
 def test_the_card_handler_advertises_the_shops_installment_plan(client: Client, headers: dict[str, str]) -> None:
     profile = client.get("/.well-known/bcp").json()
     handlers = profile["ucp"]["payment_handlers"] if "ucp" in profile else profile["payment_handlers"]
@@ -106,12 +117,7 @@ def test_a_complete_retried_after_a_decline_records_the_move_from_incomplete_bcp
     """QA walk: the retried complete's event said `ready_for_complete → complete_in_progress`, a status the
     checkout never had after the decline; the timeline records the stored one."""
     # given a card checkout whose first complete was declined (stored `incomplete`)
-    checkout = _with_card(client, headers, 1)
-    declined = {"payment": {"instruments": [{**CARD, "installments": 1,
-                                             "credential": {**TOKEN, "token": "fail_token"}}]}}  # fmt: skip
-    first = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
-                 {**headers, "Idempotency-Key": "k-declined"}, declined).json()  # fmt: skip
-    assert first["status"] == "incomplete"
+    checkout, _first = _declined_once(client, headers)
     # when the agent completes again with a good card (BCP-PAY-06: the decline is recoverable)
     good = {"payment": {"instruments": [{**CARD, "installments": 1, "credential": TOKEN}]}}
     done = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
@@ -148,12 +154,7 @@ def test_a_complete_refused_after_a_decline_answers_only_its_own_error_bcp_pay_0
     """QA walk: the answer repeated the earlier decline ("Saldo ou limite insuficiente…") beside the new refusal,
     so it read as if the new attempt had been declined too."""
     # given a card checkout whose first complete was declined
-    checkout = _with_card(client, headers, 1)
-    declined = {"payment": {"instruments": [{**CARD, "installments": 1,
-                                             "credential": {**TOKEN, "token": "fail_token"}}]}}  # fmt: skip
-    first = call(client, "post", f"/checkout-sessions/{checkout['id']}/complete",
-                 {**headers, "Idempotency-Key": "k-declined"}, declined).json()  # fmt: skip
-    assert first["status"] == "incomplete"
+    checkout, first = _declined_once(client, headers)
     decline = [m["content"] for m in first["messages"] if m["code"] == "payment_failed"]
     assert decline
     # when the agent completes again with an instrument refused before any charge

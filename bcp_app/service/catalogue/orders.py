@@ -25,6 +25,7 @@ from bcp_app.service.catalogue.contracts import (
     OrderStatusOk,
     error_result,
 )
+from bcp_app.service.catalogue.reads import unknown_skus
 from bcp_app.service.context import RequestContext
 from bcp_app.service.discovery import capability_registry
 from bcp_app.service.platforms import platform_get
@@ -54,13 +55,9 @@ def _total(body: dict[str, Any]) -> int:
 def _stock_problems(args: OrderIntentInput) -> ErrorResult | None:
     """Pre-flight so a draft is never created for items that cannot be sold (the engine re-checks)."""
     lines = operations.stock_check([(item.sku, item.quantity) for item in args.items], together=True)
-    unknown = {
-        field_path(("items", i, "sku")): f"SKU desconhecido: {line.sku}."
-        for i, line in enumerate(lines)
-        if not line.known
-    }
-    if unknown:
-        return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
+    unknown = unknown_skus(lines)
+    if unknown is not None:
+        return unknown
     short = {
         field_path(("items", i, "quantity")): f"Disponível agora: {line.in_stock}."
         for i, line in enumerate(lines)

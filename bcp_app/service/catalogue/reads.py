@@ -21,7 +21,7 @@ from bcp_app.service.catalogue.contracts import (
     ProductDetailOk,
     error_result,
 )
-from bcp_app.service.operations import stock_check
+from bcp_app.service.operations import StockLine, stock_check
 from shop.catalog import selectors
 from shop.catalog.schema_org import availability_url, product_offer, product_schema_org
 from shop.models import Product as ShopProduct
@@ -82,15 +82,21 @@ def product_detail(args: ProductDetailInput) -> ProductDetailOk | ErrorResult:
     return ProductDetailOk(status="ok", product=_product(product, base_url=_base_url(), variant=variant))
 
 
-def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
-    lines = stock_check([(item.sku, item.quantity) for item in args.items])
+def unknown_skus(lines: list[StockLine]) -> ErrorResult | None:
+    """`not_found` naming each `items[i].sku` the shop does not sell (inventory.check, order.intent), else None."""
     unknown = {
         field_path(("items", index, "sku")): f"SKU desconhecido: {line.sku}."
         for index, line in enumerate(lines)
         if not line.known
     }
-    if unknown:
-        return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown)
+    return error_result("not_found", "Há SKUs que a loja não vende.", fields=unknown) if unknown else None
+
+
+def inventory_check(args: InventoryCheckInput) -> InventoryCheckOk | ErrorResult:
+    lines = stock_check([(item.sku, item.quantity) for item in args.items])
+    unknown = unknown_skus(lines)
+    if unknown is not None:
+        return unknown
     return InventoryCheckOk(
         status="ok",
         items=[

@@ -157,13 +157,16 @@ def _checkout_request[M: BaseModel](
 ) -> M | OperationResult:
     """The request on an existing checkout, or `not_found` when the caller holds no such checkout whatever the body
     says (BCP-CHK-13: the id names the resource; a body's problems are only about a checkout that exists). Only a
-    refused body costs the look-up."""
+    refused body costs the look-up. A valid body without the checkout capability negotiated is `incompatible`."""
     try:
-        return validate(model, body)
+        request = validate(model, body)
     except ProtocolError:
         if ctx.has(CHECKOUT) and not _visible(ctx, checkout_id):
             return not_found_checkout(ctx)
         raise
+    if not ctx.has(CHECKOUT):
+        return incompatible(ctx, CHECKOUT)
+    return request
 
 
 def _visible(ctx: RequestContext, checkout_id: str) -> bool:
@@ -242,8 +245,6 @@ def update_checkout(
     request = _checkout_request(ctx, CheckoutUpdateRequest, body, checkout_id)
     if isinstance(request, OperationResult):
         return request
-    if not ctx.has(CHECKOUT):
-        return incompatible(ctx, CHECKOUT)
     return _engine(
         ctx,
         lambda: services.checkout_update(
@@ -258,8 +259,6 @@ def complete_checkout(
     request = _checkout_request(ctx, CheckoutCompleteRequest, body, checkout_id)
     if isinstance(request, OperationResult):
         return request
-    if not ctx.has(CHECKOUT):
-        return incompatible(ctx, CHECKOUT)
     if ctx.has(AP2_MANDATE):  # AP2 (PIX.md §7.3): the checkout mandate is verified before any payment
         seen = get_checkout(ctx, checkout_id)
         if "id" not in seen.body:  # not found, or another platform's: that answer, before any mandate check
@@ -281,6 +280,4 @@ def cancel_checkout(
     refused = _checkout_request(ctx, CheckoutCancelRequest, body, checkout_id)
     if isinstance(refused, OperationResult):
         return refused
-    if not ctx.has(CHECKOUT):
-        return incompatible(ctx, CHECKOUT)
     return _engine(ctx, lambda: services.checkout_cancel(checkout_id=str(checkout_id), owner=ctx.checkout_owner))
