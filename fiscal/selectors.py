@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.fields.files import FieldFile
 from django.urls import reverse
 
@@ -46,12 +46,33 @@ def document_for_order(order_ref: str) -> FiscalDocument | None:
 
 
 def documents_of_order(order_ref: str) -> list[FiscalDocument]:
-    """Every note of the order, the current one first (one query): a cancelled-and-reissued note stays listed."""
+    """Every note of the order, the current one first (one query): a cancelled-and-reissued note stays listed.
+    Each says in `corrected` whether a carta de correção of it is registered (read in the same statement, so an
+    order without one needs no read of its letters: `registered_corrections`)."""
     # Compiled like `document_for_order`: agents' Get Order and order webhooks read it on every call.
     read = compiled(
-        "fiscal.documents_of_order", lambda ref: FiscalDocument.objects.filter(order_ref=ref).order_by("-sequence")
+        "fiscal.documents_of_order",
+        lambda ref: (
+            FiscalDocument.objects.filter(order_ref=ref)
+            .annotate(corrected=Exists(_registered.filter(document=OuterRef("pk"))))
+            .order_by("-sequence")
+        ),
     )
     return list(read.rows(order_ref))
+
+
+_registered = FiscalCorrection.objects.filter(status=FiscalCorrection.Status.REGISTERED)
+
+
+def registered_corrections(documents: Iterable[FiscalDocument]) -> dict[int, list[FiscalCorrection]]:
+    """The registered cartas de correção of each of `documents` (by its pk), the first first; one query, none for
+    documents that `documents_of_order` read as having none."""
+    wanted = [document.pk for document in documents if getattr(document, "corrected", True)]
+    letters: dict[int, list[FiscalCorrection]] = {}
+    if wanted:
+        for letter in _registered.filter(document_id__in=wanted).order_by("document_id", "sequence"):
+            letters.setdefault(letter.document_id, []).append(letter)
+    return letters
 
 
 def cancel_in_flight(document: FiscalDocument) -> bool:

@@ -106,13 +106,37 @@ def enqueue_on_commit(name: str, *args: Any, countdown: float | None = None, tag
 
 
 def pending_sends(name: str) -> Iterator[object]:
-    """The tags of the sends of task `name` that `enqueue_on_commit` registered in the current transaction, in
-    this savepoint or one enclosing it, and that are still due: none were run yet, and a rolled-back savepoint
-    took its own sends away with what it wrote (Django drops their callbacks). Nothing outside a transaction."""
+    """The tags of the sends of task `name` that `enqueue_on_commit` registered in the current transaction and
+    that are still due: a rolled-back savepoint took its own sends away with what it wrote (Django drops their
+    callbacks), and one released before this call (a placement inside the caller's transaction) left its sends
+    to the transaction, due at its commit. Nothing outside a transaction."""
     connection = transaction.get_connection()
     if not connection.in_atomic_block:
         return
+    mine = _transaction_savepoint(connection)
     current = set(connection.savepoint_ids)
     for savepoints, callback, _robust in connection.run_on_commit:
-        if isinstance(callback, _SendAfterCommit) and callback.name == name and savepoints <= current:
+        if not isinstance(callback, _SendAfterCommit) or callback.name != name:
+            continue
+        if mine is _EVERY or (savepoints <= current if mine is None else mine in savepoints):
             yield callback.tag
+
+
+_EVERY = "every callback waiting for the commit"
+
+
+def _transaction_savepoint(connection: Any) -> str | None:
+    """The savepoint that stands for the current transaction: `_EVERY` in a real transaction (Django runs or drops
+    all its callbacks when it ends, so every one waiting is this transaction's).
+
+    Under a test case's atomic blocks (Django's TestCase, pytest-django) nothing commits: the first block inside
+    them is the transaction, as Django's own `durable` check counts it, and the callbacks of earlier ones (run by
+    `captureOnCommitCallbacks`, which leaves them in the list) are not this transaction's. None when that block
+    has no savepoint (`savepoint=False`): then only this savepoint's and those around it count."""
+    blocks = connection.atomic_blocks
+    first = next((at for at, block in enumerate(blocks) if not getattr(block, "_from_testcase", False)), len(blocks))
+    if first == 0:
+        return _EVERY
+    # The outermost block has no savepoint: savepoint_ids[i] is atomic_blocks[i + 1]'s.
+    ids = connection.savepoint_ids
+    return ids[first - 1] if first - 1 < len(ids) else None

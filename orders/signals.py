@@ -6,8 +6,9 @@ order_changed          send(sender=Order, order_id=str, event=str, platform_id=s
                        # commit, unlocked (lines and adjustments prefetched for "placed"), shared by every
                        # receiver instead of each re-reading it; never mutate it (issue 34)
                        # also events=list[str] when one transaction changed the order more than once (a cancel
-                       # that asks for the refund): one signal, one webhook, the final snapshot; `event` is the
-                       # last of `events`, so a receiver keyed on an event name looks for it in `events`
+                       # that asks for the refund, an order placed and changed at once): one signal, one webhook,
+                       # the final snapshot; `event` is the last of `events` — "placed" for a placement, whose
+                       # e-mail and NF-e follow it — so a receiver keyed on an event name looks for it in `events`
 refund_requested       send(sender=Order, order_id=str, adjustment_id=str, payment_reference=str, amount=int,
                             reason=str)   # amount in centavos, positive
 stock_return_requested send(sender=Order, order_id=str, items=list[tuple[str, int]])   # (sku, quantity)

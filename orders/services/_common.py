@@ -262,23 +262,24 @@ def notify_changed(order: Order, event: str, *, rendered: bool = False) -> None:
 
 
 def _fold_into_earlier(order: Order, event: str) -> bool:
-    """One webhook per change of the order: a second `notify_changed` of the same order in the same transaction
-    (a cancel that also asks for the refund: `refund_requested`, then `canceled`) does not write a row of its own
-    but rewrites the pending row of the first to carry the order as it is now, and every event named in the
-    transaction in `events`, in order; `event` becomes the last one (the last that a platform sees, `fiscal_…`
-    steps being invisible to most), so a receiver keyed on the event name reads `events` (orders/signals.py).
-    False when there is no such row (then the caller writes one): the first notice of this transaction, or the
-    row of a placement (its task also sends the "Pedido recebido" e-mail: it takes no other event in)."""
+    """One webhook per committed change of the order: a second `notify_changed` of the same order in the same
+    transaction (a cancel that also asks for the refund: `refund_requested`, then `canceled`; an order placed and
+    changed at once) does not write a row of its own but rewrites the pending row of the first to carry the order
+    as it is now, and every event named in the transaction in `events`, in order; `event` becomes the last one
+    (the last that a platform sees, `fiscal_…` steps being invisible to most), so a receiver keyed on the event
+    name reads `events` (orders/signals.py) — except a placement's, which stays `placed`: its task also sends the
+    "Pedido recebido" e-mail and asks for the NF-e. False when there is no such row (then the caller writes one)."""
     order_id = order.public_id
     for earlier in outbox_pending(ORDER_CHANGED):
         payload = earlier.payload
-        if payload.get("order_id") != order_id or payload.get("event") == PLACED:
+        if payload.get("order_id") != order_id:
             continue
         events = list(payload.get("events") or [payload.get("event", "")])
         if event not in events:
             events.append(event)
         shown = [name for name in events if not name.startswith("fiscal_")]
-        payload = {**payload, "event": (shown or events)[-1], "events": events, "snapshot": order.bcp_json}
+        last = PLACED if payload.get("event") == PLACED else (shown or events)[-1]
+        payload = {**payload, "event": last, "events": events, "snapshot": order.bcp_json}
         # Still pending (nobody else sees it before this transaction commits); gone only if a savepoint that wrote
         # it was rolled back without its send, which Django does not do: then the caller writes a new row.
         if OutboxMessage.objects.filter(pk=earlier.pk).update(payload=payload):

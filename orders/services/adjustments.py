@@ -143,6 +143,10 @@ def _create_refund(
         actor=actor,
         data={"adjustment_id": adjustment.public_id, "amount": amount, **({"retries": retries} if retries else {})},
     )
+    # The order's change first: after commit its webhook is sent before the refund row runs, so a card estorno the
+    # gateway answers at once (the completion's own change and webhook, in the same after-commit run) comes after
+    # it and does not supersede it: the platform hears this change (a cancellation, a refund asked) by its name.
+    notify_changed(order, "refund_requested")
     if refund_goes_through_psp(order) if through_psp is None else through_psp:
         # The shop forwards this to payments (Pix devolução, or the card estorno at the gateway); the result comes
         # back via adjustment_mark_refund_result.
@@ -158,7 +162,6 @@ def _create_refund(
                 "reason": reason,
             },
         )
-    notify_changed(order, "refund_requested")
     return adjustment
 
 

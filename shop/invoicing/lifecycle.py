@@ -392,8 +392,9 @@ def on_document_changed(
         order_event_record(
             order_id=order_ref, kind=f"fiscal_{event}", message=message,
             internal=event not in BUYER_VISIBLE_EVENTS, data=data,
-            # Order webhooks carry fiscal_documents when negotiated: an authorized devolução note is news there too.
-            notify=event in BUYER_VISIBLE_EVENTS or event == "return_note_authorized",
+            # Order webhooks carry fiscal_documents when negotiated: an authorized devolução note and a registered
+            # carta de correção (the note's `corrections`) are news there too.
+            notify=event in BUYER_VISIBLE_EVENTS or event in ("return_note_authorized", "corrected"),
             # The buyer gets the DANFE link once per authorized note (the e-mail outbox row is unique).
             email="invoice" if event == "authorized" else "",
             email_ref=f"nfe:{data.get('access_key', '')}" if event == "authorized" else "",

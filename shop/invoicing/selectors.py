@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
 
-from fiscal.models import FiscalDocument, FiscalReturnNote
+from fiscal.models import FiscalCorrection, FiscalDocument, FiscalReturnNote
 from fiscal.selectors import (
+    correction_file_path,
     documents_for_orders,
     documents_of_order,
     file_path,
     note_totals_for_orders,
+    registered_corrections,
     return_note_file_path,
     return_notes_of_order,
 )
@@ -37,6 +39,10 @@ def _ibs_cbs(document: FiscalDocument | FiscalReturnNote) -> dict[str, int] | No
     }
 
 
+def _timestamp(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
+
+
 def fiscal_document_view(document: FiscalDocument) -> dict[str, Any]:
     return {
         "type": document.doc_type,
@@ -44,10 +50,36 @@ def fiscal_document_view(document: FiscalDocument) -> dict[str, Any]:
         "access_key": document.access_key or None,
         "number": document.number,
         "series": document.series,
-        "issued_at": document.issued_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if document.issued_at else None,
+        "issued_at": _timestamp(document.issued_at),
         "danfe_url": _absolute(file_path(document, "danfe")),
         "xml_url": _absolute(file_path(document, "xml")),
         "ibs_cbs": _ibs_cbs(document),
+    }
+
+
+def correction_view(document: FiscalDocument, letter: FiscalCorrection) -> dict[str, Any]:
+    """A registered carta de correção (CC-e, evento 110110) of `document`: its number at the SEFAZ (nSeqEvento), the
+    correction's text, when it was registered and its XML and PDF behind the note's download token."""
+    return {
+        "number": letter.number,
+        "text": letter.text,
+        "registered_at": _timestamp(letter.registered_at),
+        "xml_url": _absolute(correction_file_path(document, letter, "xml")),
+        "pdf_url": _absolute(correction_file_path(document, letter, "pdf")),
+    }
+
+
+def _note_bcp_view(document: FiscalDocument, letters: list[FiscalCorrection]) -> dict[str, Any]:
+    """The sale's note for agents: its view, the XML of its cancellation event once cancelled, its CC-e."""
+    cancelled = document.status == FiscalDocument.Status.CANCELLED
+    return {
+        **fiscal_document_view(document),
+        "cancellation_xml_url": _absolute(file_path(document, "cancelamento")) if cancelled else None,
+        "corrections": [
+            {key: value for key, value in correction_view(document, letter).items() if value is not None}
+            for letter in letters
+        ]
+        or None,
     }
 
 
@@ -62,7 +94,7 @@ def return_note_view(note: FiscalReturnNote) -> dict[str, Any]:
         "access_key": note.access_key or None,
         "number": note.number,
         "series": note.series,
-        "issued_at": note.issued_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if note.issued_at else None,
+        "issued_at": _timestamp(note.issued_at),
         "danfe_url": _absolute(return_note_file_path(sale, note, "danfe")),
         "xml_url": _absolute(return_note_file_path(sale, note, "xml")),
         "ibs_cbs": _ibs_cbs(note),
@@ -73,14 +105,17 @@ def return_note_view(note: FiscalReturnNote) -> dict[str, Any]:
 
 def fiscal_documents_bcp(order_ref: str, *, returns: bool = True, staff: bool = False) -> list[dict[str, Any]]:
     """Every note of the order, the current one first, then those cancelled and reissued (`status: "cancelled"`,
-    their DANFE and XML still served: the buyer's accountant and the SEFAZ keep them), then its NF-e de devolução
-    (`purpose: "return"`), the first asked first. One query, two when `returns` (the caller knows the order had goods
-    come back; without any, no note of entrada can exist). Absent values are omitted (the schema's style: optional
-    members are left out). `staff`: each note also says what staff act on (SEFAZ answer, protocol, environment) and
-    keeps every member, absent ones as null (the back-office API's stable shape)."""
+    their DANFE and XML still served: the buyer's accountant and the SEFAZ keep them, with the cancellation event's
+    XML), each with its registered cartas de correção (`corrections`), then its NF-e de devolução (`purpose:
+    "return"`), the first asked first. One query, one more when a note has a CC-e, one more when `returns` (the
+    caller knows the order had goods come back; without any, no note of entrada can exist). Absent values are
+    omitted (the schema's style: optional members are left out). `staff`: each note also says what staff act on
+    (SEFAZ answer, protocol, environment) and keeps every member, absent ones as null (the back-office API's stable
+    shape)."""
     sales = documents_of_order(order_ref)
+    letters = registered_corrections(sales)
     notes: list[tuple[FiscalDocument | FiscalReturnNote, dict[str, Any]]] = [
-        (document, fiscal_document_view(document)) for document in sales
+        (document, _note_bcp_view(document, letters.get(document.pk, []))) for document in sales
     ]
     if returns and sales:
         notes += [(note, return_note_view(note)) for note in return_notes_of_order(order_ref)]

@@ -98,6 +98,49 @@ def _validated(
     return name[:140], digits, email, errors
 
 
+def subscription_input_problems(
+    *,
+    buyer_name: str,
+    buyer_tax_id: str,
+    buyer_email: str,
+    starts_on: date | None,
+    destination: dict[str, str] | None,
+    card: bool,
+) -> dict[str, str]:
+    """Every field of a subscribe request at fault, with its message, as `subscription_create` would refuse them:
+    for a caller that has problems of its own to name with them (an agent's card instrument). Reads nothing."""
+    return _checked(
+        buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on,
+        destination=destination, card=card,
+    )[-1]  # fmt: skip
+
+
+def _checked(
+    *,
+    buyer_name: str,
+    buyer_tax_id: str,
+    buyer_email: str,
+    starts_on: date | None,
+    destination: dict[str, str] | None,
+    card: bool,
+) -> tuple[date, str, str, str, dict[str, str], dict[str, str]]:
+    """(first due date, name, tax id, e-mail, address) cleaned, and every field at fault with its message."""
+    errors: dict[str, str] = {}
+    if card and starts_on is not None and starts_on != timezone.localdate():
+        errors["starts_on"] = _("Com cartão, a primeira cobrança é feita hoje, ao assinar.")
+    # Pix Automático: the first charge goes out at least 2 days before its due date; a card is charged now.
+    starts_on = timezone.localdate() if card else starts_on or timezone.localdate() + timedelta(days=3)
+    name, tax_id, email, buyer_errors = _validated(
+        buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on
+    )
+    errors = {**buyer_errors, **errors}  # in the form's order (the buyer first); a card's due date said as such
+    shipping_to: dict[str, str] = {}
+    if destination is not None:
+        shipping_to, address_errors = _address_checked(destination, name)
+        errors.update(address_errors)
+    return starts_on, name, tax_id, email, shipping_to, errors
+
+
 def subscription_create(
     *,
     plan_id: str,
@@ -122,17 +165,10 @@ def subscription_create(
     Raises SubscriptionInputError for bad input (nothing written). A PSP failure (PSPUnavailable/PSPRejected)
     propagates after the subscription was recorded without `pix_id_rec`; `subscription_request_authorization`
     asks again."""
-    if card_token and starts_on is not None and starts_on != timezone.localdate():
-        raise SubscriptionInputError("starts_on", _("Com cartão, a primeira cobrança é feita hoje, ao assinar."))
-    # Pix Automático: the first charge goes out at least 2 days before its due date; a card is charged now.
-    starts_on = timezone.localdate() if card_token else starts_on or timezone.localdate() + timedelta(days=3)
-    name, tax_id, email, errors = _validated(
-        buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on
-    )
-    shipping_to: dict[str, str] = {}
-    if destination is not None:
-        shipping_to, address_errors = _address_checked(destination, name)
-        errors.update(address_errors)
+    starts_on, name, tax_id, email, shipping_to, errors = _checked(
+        buyer_name=buyer_name, buyer_tax_id=buyer_tax_id, buyer_email=buyer_email, starts_on=starts_on,
+        destination=destination, card=bool(card_token),
+    )  # fmt: skip
     if errors:
         raise SubscriptionInputError.of(errors)
     plan = SubscriptionPlan.objects.select_related("variant__product").filter(public_id=plan_id, active=True).first()

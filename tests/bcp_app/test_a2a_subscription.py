@@ -14,9 +14,12 @@ from tests.bcp_app.test_a2a_helpers import (
     EXTENSION,
     _capability,
     cache_profile,
+    data,
     live_fixture,  # noqa: F401 (fixture "live")
     platform_profile,
+    rpc,
     sdk_send,
+    send_message,
     server_fixture,  # noqa: F401 (fixture "server")
 )
 
@@ -118,3 +121,50 @@ def test_an_agent_subscribes_by_card_over_a2a_and_the_sandbox_gateway_charges_th
     # The credential goes platform → business only: neither echoed nor kept with the conversation or its task.
     stored = json.dumps([list(A2ATask.objects.values()), list(A2AContext.objects.values())], default=str)
     assert "success_token" not in stored and "success_token" not in json.dumps(MessageToDict(reply))
+
+
+def test_bad_input_over_a2a_names_every_field_at_fault_bcp_err_05(server, settings) -> None:
+    """The same operation as REST and MCP: each field at fault a message with its path in the subscription's Error
+    Response; a due date that is not one is -32602 naming it with every other member of the wrong type, one
+    violation each (data.errors, the SDK's google.rpc.BadRequest)."""
+    from bcp_app.service.platforms import platform_create
+    from shop.demo.seed import seed_catalog
+    from shop.models import Subscription, SubscriptionPlan, Variant
+
+    settings.BCP_PIX_SANDBOX = True
+    seed_catalog()
+    plan = SubscriptionPlan.objects.create(variant=Variant.objects.get(sku="SKU-CAFE-500G"), cycle="monthly",
+                                           price=3990)  # fmt: skip
+    url = "https://agente.example/assinaturas/erros.json"
+    profile = platform_profile()
+    profile["ucp"]["capabilities"][SUBSCRIPTION] = [
+        {**_capability("subscription", "subscription")[0],
+         "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
+    ]  # fmt: skip
+    cache_profile(url, profile)
+    created = platform_create(name="Agente A2A erros", profile_url=url)
+    headers = {"BCP-Agent": f'profile="{url}"', "A2A-Extensions": EXTENSION,
+               "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
+    subscription = {
+        "plan_id": plan.public_id,
+        "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@", "tax_id": "52998224725"},
+        "destination": {"postal_code": "1", "street": "Avenida Paulista", "number": "1000",
+                        "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
+    }  # fmt: skip
+
+    refused = _subscription_part(sdk_send(
+        server.base_url, [{"data": {"action": "create_subscription", "subscription": subscription}}], headers=headers
+    ))  # fmt: skip
+    wrong = {**subscription, "plan_id": 7, "starts_on": "amanhã"}
+    body = rpc(server.a2a_url, send_message([data({"action": "create_subscription", "subscription": wrong})]),
+               headers={**headers, "Content-Type": "application/json", "A2A-Version": "1.0"})  # fmt: skip
+
+    assert [(m["code"], m["path"]) for m in refused["messages"]] == [
+        ("invalid_subscription", "$.buyer.email"), ("invalid_subscription", "$.destination.postal_code")
+    ]  # fmt: skip
+    assert body["error"]["code"] == -32602
+    violations = next(d["fieldViolations"] for d in body["error"]["data"] if d["@type"].endswith("BadRequest"))
+    assert {v["field"]: v["description"] for v in violations} == {
+        "$.plan_id": "deve ser um texto", "$.starts_on": "use AAAA-MM-DD"
+    }  # fmt: skip
+    assert Subscription.objects.count() == 0

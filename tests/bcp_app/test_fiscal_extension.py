@@ -16,7 +16,12 @@ from referencing import Registry, Resource
 from bcp_app.models import WebhookDelivery
 from bcp_app.service.platforms import platform_create
 from fiscal.models import FiscalDocument, FiscalJob, FiscalReturnNote
-from fiscal.services import document_request_cancel_reissue, document_request_issue, job_run
+from fiscal.services import (
+    document_request_cancel_reissue,
+    document_request_correction,
+    document_request_issue,
+    job_run,
+)
 from orders.models import Adjustment, Order
 from orders.services import order_mark_delivered, order_return, order_ship
 from orders.types import LineQuantity
@@ -195,8 +200,12 @@ def test_a_cancelled_and_reissued_nfe_lists_both_notes_current_first(
             "series": 1, "issued_at": first.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "danfe_url": f"{base}/fiscal/d/{first.download_token}/danfe",
             "xml_url": f"{base}/fiscal/d/{first.download_token}/xml",
+            # the cancellation event's XML too (it was on the admin only), in the same read
+            "cancellation_xml_url": f"{base}/fiscal/d/{first.download_token}/cancelamento",
         },
     ]  # fmt: skip
+    cancellation = client.get(body["fiscal_documents"][1]["cancellation_xml_url"].removeprefix(base))
+    assert cancellation.status_code == 200 and b"110111" in b"".join(cancellation.streaming_content)
     assert second.number == first.number + 1
     assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
     # the UCP face answers the same operation: the same two notes
@@ -253,3 +262,49 @@ def test_an_nfe_de_devolucao_follows_the_sale_s_note_in_the_shape_of_a_note(
     assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
     xml = client.get(body["fiscal_documents"][1]["xml_url"].removeprefix(base))
     assert b"<finNFe>4</finNFe>" in b"".join(xml.streaming_content)
+
+
+def test_a_registered_carta_de_correcao_is_listed_on_its_note(
+    client: Client,
+    fake_platform: FakePlatform,
+    settings: Any,
+    django_capture_on_commit_callbacks: Any,
+    django_assert_max_num_queries: Any,
+) -> None:
+    """BCP-ORD-01 with the fiscal_document extension, merchant gap: the CC-e staff registered for the NF-e was on the
+    admin and the buyer's page only. The agent now reads it on its note (`corrections`: number, text, when, XML and
+    PDF), valid against the extension's schema, and gets the order webhook of it; one more read, only for an order
+    whose note has one."""
+    _platform, headers = _setup(fake_platform, settings, fiscal=True)
+    order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
+    with django_assert_max_num_queries(2):  # no letter: the order, its notes (which say they have none)
+        before = call(client, "get", f"/orders/{order.public_id}", headers).json()
+    text = "Onde se lê Rua das Flores, 12, leia-se Rua das Flores, 120"
+    with transaction.atomic():
+        document_request_correction(order_ref=order.public_id, text=text)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert job_run(job_id=FiscalJob.objects.get(action="correct").pk) == "corrected"
+    document = FiscalDocument.objects.get()
+    letter = document.corrections.get()
+
+    with django_assert_max_num_queries(3):  # the order, its notes, the letters of the one that has them
+        body = call(client, "get", f"/orders/{order.public_id}", headers).json()
+
+    base = settings.BCP_PUBLIC_URL.rstrip("/")
+    assert "corrections" not in before["fiscal_documents"][0]
+    assert body["fiscal_documents"] == [
+        {
+            **authorized_view(document, settings.BCP_PUBLIC_URL),
+            "corrections": [{
+                "number": 1, "text": text, "registered_at": letter.registered_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "xml_url": f"{base}/fiscal/d/{document.download_token}/cce-1-xml",
+                "pdf_url": f"{base}/fiscal/d/{document.download_token}/cce-1-pdf",
+            }],
+        }
+    ]  # fmt: skip
+    assert schema_errors(body, f"shopping/fiscal_document.json#/{ORDER}") == []
+    xml = client.get(body["fiscal_documents"][0]["corrections"][0]["xml_url"].removeprefix(base))
+    assert xml.status_code == 200 and b"110110" in b"".join(xml.streaming_content)
+    # and the platform heard of it as of the note itself: an order webhook with the letter (BCP-WH-02)
+    delivery = WebhookDelivery.objects.get(order_id=order.public_id, event="fiscal_corrected")
+    assert json.loads(delivery.body)["fiscal_documents"][0]["corrections"] == body["fiscal_documents"][0]["corrections"]

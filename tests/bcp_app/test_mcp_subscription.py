@@ -108,3 +108,33 @@ def test_an_agent_subscribes_by_card_over_mcp_and_the_sandbox_gateway_charges_th
     cancelled = call(live_mcp.mcp_url, "cancel_subscription", {"meta": subscriber_agent.meta(), "id": body["id"]},
                      headers=subscriber_agent.headers).structured_content  # fmt: skip
     assert cancelled["status"] == "cancelled"
+
+
+def test_bad_input_over_mcp_names_every_field_at_fault_bcp_err_05(live_mcp, subscriber_agent) -> None:
+    """The same operation as REST: each field at fault a message with its path; a due date that is not one is
+    refused (-32602) with every other member of the wrong type in `data.fields`."""
+    from shop.models import Subscription
+
+    subscription = {
+        "plan_id": "plan_mcp",
+        "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@", "tax_id": "52998224725"},
+        "destination": {"postal_code": "1", "street": "Avenida Paulista", "number": "1000",
+                        "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
+    }  # fmt: skip
+    meta = subscriber_agent.meta()
+    refused = call(live_mcp.mcp_url, "create_subscription", {"meta": meta, "subscription": subscription},
+                   headers=subscriber_agent.headers).structured_content  # fmt: skip
+    wrong = test_mcp_helpers.call_error(
+        live_mcp.mcp_url, "create_subscription",
+        {"meta": meta, "subscription": {**subscription, "plan_id": 7, "starts_on": "amanhã"}},
+        headers=subscriber_agent.headers,
+    )  # fmt: skip
+
+    assert [(m["code"], m["path"]) for m in refused["messages"]] == [
+        ("invalid_subscription", "$.buyer.email"), ("invalid_subscription", "$.destination.postal_code")
+    ]  # fmt: skip
+    assert wrong.error.code == -32602
+    assert wrong.error.data["fields"] == {
+        "$.subscription.plan_id": "deve ser um texto", "$.subscription.starts_on": "use AAAA-MM-DD"
+    }  # fmt: skip
+    assert Subscription.objects.count() == 0

@@ -160,3 +160,38 @@ def test_another_platform_cannot_see_it_bad_input_names_the_field_and_no_extensi
 
     plain = call(client, "post", "/subscriptions", plain_headers, {"plan_id": plan.public_id, **BODY}).json()
     assert plain["messages"][0]["code"] == "capabilities_incompatible"
+
+
+def test_bad_input_names_every_field_at_fault_not_only_the_first_bcp_err_05(
+    client: Client, fake_platform: FakePlatform, settings: Any, plan: SubscriptionPlan
+) -> None:
+    """A subscribe with a bad e-mail, a short CEP and a one-letter UF named only the e-mail: each field at fault is
+    now a message of its own with its path, in the form's order; a card instrument without its token is named with
+    them.
+    A due date that is not a date is `invalid_request` with every other member of the wrong type (`fields`)."""
+    _platform, headers = _setup(fake_platform, settings)
+    buyer = {**BODY["buyer"], "email": "ana@"}
+    destination = {**BODY["destination"], "postal_code": "1", "state": "S"}
+
+    refused = call(client, "post", "/subscriptions", headers,
+                   {"plan_id": plan.public_id, "buyer": buyer, "destination": destination}).json()  # fmt: skip
+    no_token = {"instruments": [{"id": "i1", "handler_id": "gpay", "type": "card", "credential": {"type": "x"}}]}
+    card = call(client, "post", "/subscriptions", headers,
+                {"plan_id": plan.public_id, "buyer": buyer, "destination": BODY["destination"],
+                 "payment": no_token}).json()  # fmt: skip
+    not_dates = call(client, "post", "/subscriptions", headers,
+                     {"plan_id": 7, **BODY, "starts_on": "amanhã"})  # fmt: skip
+
+    email = ("$.buyer.email", "Informe um e-mail válido, como nome@exemplo.com.br.")
+    assert [(m["code"], m["path"], m["content"]) for m in refused["messages"]] == [
+        ("invalid_subscription", *email),
+        ("invalid_subscription", "$.destination.postal_code", "Informe o CEP com 8 dígitos."),
+        ("invalid_subscription", "$.destination.state", "Informe a UF (duas letras)."),
+    ]  # fmt: skip
+    assert [(m["path"], m["content"]) for m in card["messages"]] == [
+        email, ("$.payment.instruments[0].credential.token", "Informe o token do cartão.")
+    ]  # fmt: skip
+    assert (not_dates.status_code, not_dates.json()["fields"]) == (
+        400, {"$.plan_id": "deve ser um texto", "$.starts_on": "use AAAA-MM-DD"}
+    )  # fmt: skip
+    assert Subscription.objects.count() == 0

@@ -7,7 +7,9 @@ Tasks are observed through Celery's own `task_prerun` signal (eager mode runs th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from bcp_app.service.platforms import platform_create, platform_revoke
 from bcp_app.service.webhooks import on_order_changed
 from bcp_app.tasks import prepare_order_webhook
 from orders.models import OutboxMessage
+from orders.services.adjustments import order_cancel
 from orders.services.dispatch import outbox_process
 from orders.signals import order_changed
 from tests.bcp_app.bcp_fixtures import FakePlatform, agent
@@ -211,3 +214,28 @@ def test_a_platform_revoked_after_the_worker_kept_it_gets_no_more_webhooks(
 
     assert list(WebhookDelivery.objects.values_list("pk", flat=True)) == [delivery.pk]
     assert [r.method for r in fake_platform.received].count("POST") == 1
+
+
+@pytest.mark.django_db(transaction=True)  # real commits: with no broker the whole chain runs inside the cancel's commit
+def test_a_card_orders_cancel_is_a_webhook_labelled_canceled_before_its_refunds_bcp_wh_02(
+    client: Client, fake_platform: FakePlatform
+) -> None:
+    """The gateway answers the card estorno at once: the refund's completion is a change of its own, made while the
+    cancel's after-commit work runs. The cancellation's webhook goes first, so its delivery is the one recorded (and
+    shown in the admin) as `canceled`, delivered — not a `refunded` one standing for it (BCP-WH-02: each change)."""
+    catalog()
+    headers = _headers(fake_platform, fake_platform.profile(handlers=fake_platform.with_card()))
+    order_id = _place_by_card(client, headers, lambda execute: nullcontext())["order"]["id"]
+    # when the shop cancels the paid order (its refund asked in the same transaction)
+    order_cancel(order_id=order_id, reason="Cliente desistiu")
+    # then the platform got the canceled order, then the refunded one, each delivery labelled by its change
+    deliveries = WebhookDelivery.objects.order_by("id")
+    assert [(d.event, d.status) for d in deliveries] == [
+        ("placed", "delivered"), ("canceled", "delivered"), ("refunded", "delivered")
+    ]  # fmt: skip
+    hooks = [json.loads(r.body) for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    assert hooks == [json.loads(d.body) for d in deliveries]
+    assert [(a["type"], a["status"]) for a in hooks[1]["adjustments"]] == [
+        ("cancellation", "completed"), ("refund", "pending")
+    ]  # fmt: skip
+    assert [(a["type"], a["status"]) for a in hooks[2]["adjustments"]][-1] == ("refund", "completed")

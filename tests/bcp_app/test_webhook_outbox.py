@@ -7,12 +7,16 @@ BCP-WH-01/03: the platform still gets each order change.
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.core import mail
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -21,10 +25,12 @@ from bcp_app.service.platforms import NewPlatform
 from bcp_app.tasks import retry_order_webhooks
 from config.celery import app as celery_app
 from orders.models import OutboxMessage
+from orders.services import order_place_from_checkout
 from orders.services.fulfillment import order_mark_delivered, order_ship
 from orders.tasks import sweep_outbox
 from tests.bcp_app.bcp_fixtures import FakePlatform
 from tests.bcp_app.test_rest_order import WEBHOOK_PATH, auth, place_order, platform  # noqa: F401 (fixture)
+from tests.orders.conftest import make_checkout
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("bcp_settings")]
 
@@ -139,3 +145,49 @@ def test_an_older_event_run_after_a_newer_ones_webhook_is_superseded_not_sent_bc
     sent = [r.headers["webhook-id"] for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
     assert str(shipped.webhook_id) not in sent and len(sent) == 2
     assert WebhookDelivery.objects.filter(event="shipped").count() == 1
+
+
+def test_an_order_placed_and_shipped_in_one_transaction_is_one_webhook_of_the_final_order_bcp_wh_02(
+    fake_platform: FakePlatform,
+    platform: NewPlatform,  # noqa: F811
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The placement's savepoint is released before the shipment writes its row; the transaction still commits one
+    change of the order as the platform sees it, so it gets one webhook: the order as shipped (BCP-WH-02), while
+    the placement's own side effects (the buyer's "Pedido recebido" e-mail) still go once."""
+    placed = replace(make_checkout(), platform_id=platform.platform.public_id)
+    # when one transaction places the order and ships it
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        order = order_place_from_checkout(checkout=placed)
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    # then its one order_changed row is the placement's, naming both changes and carrying the shipped order
+    order.refresh_from_db()
+    [row] = OutboxMessage.objects.filter(kind="order_changed")
+    assert (row.status, row.payload["event"], row.payload["events"]) == ("done", "placed", ["placed", "shipped"])
+    assert row.payload["snapshot"] == order.bcp_json
+    # and the platform got one webhook, from that row, showing the order shipped
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.event, delivery.source_key, delivery.status) == ("placed", row.key, "delivered")
+    [hook] = [r for r in fake_platform.received if r.method == "POST" and r.path == WEBHOOK_PATH]
+    assert json.loads(hook.body)["fulfillment"]["events"][0]["type"] == "shipped"
+    assert sorted(m.subject for m in mail.outbox) == [
+        f"Loja Exemplo: Recebemos seu pedido #{order.number}", f"Loja Exemplo: Seu pedido #{order.number} foi enviado"
+    ]  # fmt: skip
+
+
+def test_changes_committed_one_after_another_are_one_webhook_each_bcp_wh_02(
+    fake_platform: FakePlatform,
+    platform: NewPlatform,  # noqa: F811
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The same two changes, each in its own transaction (nothing run between them): two changes, two webhooks."""
+    placed = replace(make_checkout(), platform_id=platform.platform.public_id)
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_place_from_checkout(checkout=placed)
+        order_ship(order_id=order.public_id, tracking_number="BR123456785BR", carrier="Correios")
+    rows = OutboxMessage.objects.filter(kind="order_changed").order_by("id")
+    assert [(row.payload["event"], row.payload.get("events")) for row in rows] == [("placed", None), ("shipped", None)]
+    deliveries = WebhookDelivery.objects.order_by("id")
+    assert [(d.event, d.source_key, d.status) for d in deliveries] == [
+        ("placed", rows[0].key, "delivered"), ("shipped", rows[1].key, "delivered")
+    ]  # fmt: skip

@@ -74,6 +74,16 @@ class IbsCbsTotalsOut(ResponseModel):
     cbs: int = Field(description="CBS (vCBS), em centavos.")
 
 
+class FiscalCorrectionOut(ResponseModel):
+    """A carta de correção (CC-e) registered at the SEFAZ for a note (extension br.dev.bcp.shopping.fiscal_document)."""
+
+    number: int = Field(description="Número da carta na nota (nSeqEvento, 1 a 20): a mais alta vale.")
+    text: str = Field(description="O texto da correção (xCorrecao).")
+    registered_at: str | None = Field(default=None, description="Registro na SEFAZ, RFC 3339.")
+    xml_url: str | None = Field(default=None, description="XML do evento registrado (URL absoluta).")
+    pdf_url: str | None = Field(default=None, description="PDF da carta (URL absoluta).")
+
+
 class FiscalDocumentOut(ResponseModel):
     """Extension br.dev.bcp.shopping.fiscal_document (shopping/fiscal_document.json)."""
 
@@ -100,6 +110,12 @@ class FiscalDocumentOut(ResponseModel):
         default=None,
         description="Numa NF-e de devolução: a devolução que ela registra (`ret_…` em return_requests, ou o ajuste "
         "`return` que a loja registrou, `adj_…`).",
+    )
+    cancellation_xml_url: str | None = Field(
+        default=None, description="Numa nota cancelada: o XML do evento de cancelamento na SEFAZ (URL absoluta)."
+    )
+    corrections: list[FiscalCorrectionOut] | None = Field(
+        default=None, description="As cartas de correção (CC-e) registradas para a nota, da primeira à última."
     )
 
 

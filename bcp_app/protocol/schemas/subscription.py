@@ -3,9 +3,11 @@ input and output schemas; the JSON Schema `bcp_app/jsonschemas/shopping/subscrip
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from bcp_app.protocol.schemas.common import RequestModel, ResponseModel
 from bcp_app.protocol.schemas.envelope import UcpEnvelope
@@ -44,6 +46,18 @@ class SubscriptionCreateRequest(RequestModel):
         '"card", credential: {type: "PAYMENT_GATEWAY", token}}` (o token do gateway, nunca o número): o cartão fica '
         "guardado no gateway e o primeiro ciclo é cobrado na hora.",
     )
+
+    @field_validator("starts_on")
+    @classmethod
+    def _a_date(cls, value: str | None) -> str | None:
+        # A date the operation can read, refused here with every other member at fault (BCP-ERR-05).
+        if value:
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                # its Portuguese text as the message, whichever framework reports it (field_errors.error_text)
+                raise PydanticCustomError("date_format", "use AAAA-MM-DD") from None
+        return value
 
 
 class CycleOut(ResponseModel):

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from bcp_app.protocol.errors import ProtocolError, error_response
+from bcp_app.protocol.errors import error_response
 from bcp_app.protocol.names import ORDER, SUBSCRIPTION
 from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest
@@ -30,6 +30,7 @@ from shop.subscriptions.services import (
     SubscriptionStateError,
     subscription_cancel,
     subscription_create,
+    subscription_input_problems,
 )
 
 ADDRESS_KEYS = ("postal_code", "street", "number", "complement", "neighborhood", "city", "state")
@@ -41,11 +42,34 @@ def _result(ctx: RequestContext, body: dict[str, Any], status: int = 200) -> Ope
 
 
 def _refused(ctx: RequestContext, code: str, content: str, path: str = "") -> OperationResult:
-    message: dict[str, Any] = {"type": "error", "code": code, "content": content, "severity": "recoverable"}
-    if path:
-        message["path"] = path
+    return _refused_fields(ctx, code, {path: content})
+
+
+def _refused_fields(ctx: RequestContext, code: str, problems: Mapping[str, str]) -> OperationResult:
+    """The Error Response naming every field at fault: one message per field, with its path ("" for none), in the
+    order given (BCP-ERR-05, as the checkout's messages)."""
+    messages: list[dict[str, Any]] = []
+    for path, content in problems.items():
+        message: dict[str, Any] = {"type": "error", "code": code, "content": content, "severity": "recoverable"}
+        if path:
+            message["path"] = path
+        messages.append(message)
     caps = ctx.ucp_capabilities(SUBSCRIPTION)
-    return OperationResult(200, error_response(code, content, capabilities=caps, messages=[message]))
+    first = messages[0]["content"]
+    return OperationResult(200, error_response(code, first, capabilities=caps, messages=messages))
+
+
+# The service's names of the fields it checks → their paths in the request (BCP §5.1).
+_PATHS = {"buyer_name": "$.buyer.first_name", "buyer_tax_id": "$.buyer.tax_id", "buyer_email": "$.buyer.email",
+          "card_token": "$.payment.instruments[0].credential.token"}  # fmt: skip
+
+
+def _path(field: str) -> str:
+    return _PATHS.get(field, f"$.destination.{field}" if field in ADDRESS_KEYS else f"$.{field}")
+
+
+def _paths(errors: Mapping[str, str]) -> dict[str, str]:
+    return {_path(field): message for field, message in errors.items()}
 
 
 def _guard(ctx: RequestContext) -> OperationResult | None:
@@ -56,25 +80,23 @@ def _guard(ctx: RequestContext) -> OperationResult | None:
     return None
 
 
-def _card_token(ctx: RequestContext, request: SubscriptionCreateRequest) -> str | OperationResult:
+def _card_token(request: SubscriptionCreateRequest) -> tuple[str, dict[str, str]]:
     """The card token of `payment` (BCP §11: one instrument of the card handler, its credential platform →
-    business only, never echoed nor logged), "" for Pix Automático, or the refusal naming the path."""
+    business only, never echoed nor logged), "" for Pix Automático, and what is wrong with the instrument by path."""
     if request.payment is None or not request.payment.instruments:
-        return ""
+        return "", {}
     path = "$.payment.instruments[0]"
     if len(request.payment.instruments) != 1:
-        return _refused(
-            ctx, "invalid_subscription", "Informe exatamente um meio de pagamento.", "$.payment.instruments"
-        )
+        return "", {"$.payment.instruments": "Informe exatamente um meio de pagamento."}
     instrument = request.payment.instruments[0]
     card_handler = getattr(settings, "BCP_CARD_HANDLER_ID", "gpay")
     if instrument.type != "card" or instrument.handler_id != card_handler:
         text = f"Assinaturas aceitam só cartão (handler {card_handler}) aqui; sem payment, Pix Automático."
-        return _refused(ctx, "invalid_subscription", text, f"{path}.type")
+        return "", {f"{path}.type": text}
     token = instrument.credential.token if instrument.credential is not None else ""
     if not token:
-        return _refused(ctx, "invalid_subscription", "Informe o token do cartão.", f"{path}.credential.token")
-    return token
+        return "", {f"{path}.credential.token": "Informe o token do cartão."}
+    return token, {}
 
 
 def create_subscription(ctx: RequestContext, body: SubscriptionCreateRequest | Mapping[str, Any]) -> OperationResult:
@@ -91,13 +113,15 @@ def create_subscription(ctx: RequestContext, body: SubscriptionCreateRequest | M
     address = request.destination.model_dump() if request.destination is not None else None
     if address is not None:
         address["complement"] = address.get("complement") or ""
-    try:
-        starts_on = date.fromisoformat(request.starts_on) if request.starts_on else None
-    except ValueError:
-        raise ProtocolError("invalid_request", "Campo inválido starts_on: use AAAA-MM-DD.") from None
-    card_token = _card_token(ctx, request)
-    if isinstance(card_token, OperationResult):
-        return card_token
+    starts_on = date.fromisoformat(request.starts_on) if request.starts_on else None  # its format was validated
+    card_token, card_problems = _card_token(request)
+    if card_problems:
+        # What is wrong with the buyer, the address or the date too, so the agent fixes everything in one go.
+        problems = subscription_input_problems(
+            buyer_name=name, buyer_tax_id=buyer.tax_id, buyer_email=buyer.email, starts_on=starts_on,
+            destination=address, card=True,
+        )  # fmt: skip
+        return _refused_fields(ctx, "invalid_subscription", {**_paths(problems), **card_problems})
     try:
         subscription = subscription_create(
             plan_id=request.plan_id,
@@ -112,10 +136,7 @@ def create_subscription(ctx: RequestContext, body: SubscriptionCreateRequest | M
             language=ctx.language,
         )
     except SubscriptionInputError as exc:
-        paths = {"buyer_name": "$.buyer.first_name", "buyer_tax_id": "$.buyer.tax_id", "buyer_email": "$.buyer.email",
-                 "card_token": "$.payment.instruments[0].credential.token"}  # fmt: skip
-        path = paths.get(exc.field, f"$.destination.{exc.field}" if exc.field in ADDRESS_KEYS else f"$.{exc.field}")
-        return _refused(ctx, "invalid_subscription", exc.message, path)
+        return _refused_fields(ctx, "invalid_subscription", _paths(exc.errors))
     except (PSPUnavailable, PSPRejected):
         return _refused(ctx, "payment_unavailable", "O Pix Automático está indisponível agora; tente de novo.")
     except GatewayError:
