@@ -266,7 +266,7 @@ def test_an_nfe_de_devolucao_follows_the_sale_s_note_in_the_shape_of_a_note(
 
 def test_a_registered_carta_de_correcao_is_listed_on_its_note(
     client: Client,
-    fake_platform: FakePlatform,
+    headers: dict[str, str],
     settings: Any,
     django_capture_on_commit_callbacks: Any,
     django_assert_max_num_queries: Any,
@@ -275,7 +275,6 @@ def test_a_registered_carta_de_correcao_is_listed_on_its_note(
     admin and the buyer's page only. The agent now reads it on its note (`corrections`: number, text, when, XML and
     PDF), valid against the extension's schema, and gets the order webhook of it; one more read, only for an order
     whose note has one."""
-    _platform, headers = _setup(fake_platform, settings, fiscal=True)
     order = _authorized_order(client, headers, django_capture_on_commit_callbacks)
     with django_assert_max_num_queries(2):  # no letter: the order, its notes (which say they have none)
         before = call(client, "get", f"/orders/{order.public_id}", headers).json()

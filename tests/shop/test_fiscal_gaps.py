@@ -87,6 +87,7 @@ def test_the_back_office_api_shows_the_fiscal_document(django_user_model, settin
             "protocol": document.protocol, "sefaz_status": document.sefaz_status or None,
             "sefaz_reason": document.sefaz_reason or None, "environment": "homologacao",
             "ibs_cbs": None,  # a Simples Nacional note of 2026 (issue 37: IBS/CBS from 2027)
+            "cancellation_xml_url": None, "corrections": None,  # the agents' members too, absent ones as null
         }
     ]  # fmt: skip
 
@@ -151,12 +152,13 @@ def test_the_back_office_api_lists_every_note_of_the_order(
         (second.number, "authorized", None), (first.number, "cancelled", None), (note.number, "authorized", "return")
     ]  # fmt: skip
     assert body["fiscal_documents"] == [
-        {**authorized_view(second, base), **staff(second)},
+        {**authorized_view(second, base), **staff(second), "cancellation_xml_url": None, "corrections": None},
         {
             "type": "nfe", "status": "cancelled", "access_key": first.access_key, "number": first.number,
             "series": 1, "issued_at": first.issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "danfe_url": f"{base}/fiscal/d/{first.download_token}/danfe",
             "xml_url": f"{base}/fiscal/d/{first.download_token}/xml", **staff(first),
+            "cancellation_xml_url": f"{base}/fiscal/d/{first.download_token}/cancelamento", "corrections": None,
         },
         {
             "type": "nfe", "purpose": "return", "status": "authorized", "access_key": note.access_key,
