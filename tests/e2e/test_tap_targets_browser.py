@@ -54,9 +54,15 @@ def test_tap_targets_are_44_px_at_360(live_server, transactional_db) -> None:
             page.click("[data-role=add-button]")
             page.wait_for_url(f"{live_server.url}/carrinho/")
             assert small_targets(page, ".cart-qty button[name=remove]") == []
+            # the product's name, the line's link to its page (buyer walk: 19 px tall)
+            assert small_targets(page, ".cart-product a", minimum=24) == []
             assert no_horizontal_scroll(page)
             page.goto(f"{live_server.url}/checkout/")
             assert small_targets(page, "[data-testid=apply-coupon]") == []
+            assert no_horizontal_scroll(page)
+            # the search's "Somente em estoque" checkbox: its whole row is the target (buyer walk: 22 px)
+            page.goto(f"{live_server.url}/produtos/?q=cafe")
+            assert small_targets(page, ".filter-form .checkbox") == []
             assert no_horizontal_scroll(page)
             # on a desktop the trail stays one line of text, its links no taller than the 24 px asked
             page.set_viewport_size({"width": 1280, "height": 800})
