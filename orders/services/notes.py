@@ -16,6 +16,7 @@ from kernel.br_validation import (
     phone_display,
     phone_normalize,
     phone_valid,
+    tax_id_invalid,
     tax_id_normalize,
     tax_id_valid,
 )
@@ -100,9 +101,7 @@ def order_buyer_tax_id_set(*, order_id: str, tax_id: str, actor: str = "") -> Or
     an NF-e blocked for the missing CPF."""
     value = tax_id_normalize(clean_text(tax_id, field="tax_id", max_length=32, required=True))
     if not tax_id_valid(value):
-        raise OrderError(
-            "tax_id", _("CPF ou CNPJ inválido: confira os dígitos (11 do CPF ou 14 do CNPJ)."), code="bad_tax_id"
-        )
+        raise OrderError("tax_id", tax_id_invalid(), code="bad_tax_id")
     order = lock_order(order_id)
     if order.buyer_tax_id == value:
         return order
