@@ -66,6 +66,12 @@ def tax_id_valid(value: str) -> bool:
     return cpf_valid(value) if len(value) == 11 else cnpj_valid(value)
 
 
+def email_invalid() -> str:
+    """An e-mail the buyer typed that is not one (checkout, its save on leaving the field, subscription): one
+    sentence, with an example of the form (the checkout's "E-mail inválido." said nothing of what to fix)."""
+    return _("Informe um e-mail válido, como nome@exemplo.com.br.")
+
+
 def tax_id_invalid() -> str:
     """A CPF or CNPJ whose check digits fail (checkout, subscription, staff's correction): one sentence everywhere,
     saying what to check (the checkout's "CPF/CNPJ inválido." did not)."""

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext
 
 from kernel.br_validation import (
+    email_invalid,
     email_valid,
     phone_normalize,
     phone_valid,
@@ -267,7 +268,7 @@ def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMe
     if not fields["buyer_email"]:
         messages.append(_err("field_required", _("Informe o e-mail."), "$.buyer.email"))
     elif not email_valid(str(fields["buyer_email"])):
-        messages.append(_err("field_invalid", _("E-mail inválido."), "$.buyer.email"))
+        messages.append(_err("field_invalid", email_invalid(), "$.buyer.email"))
     if not fields["buyer_first_name"]:
         messages.append(_err("field_required", _("Informe o nome."), "$.buyer.first_name"))
     elif not _has_letter(str(fields["buyer_first_name"])):
