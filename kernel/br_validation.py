@@ -6,6 +6,7 @@ import re
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
+from django.utils.translation import gettext as _
 
 _E164_RE = re.compile(r"^\+[1-9]\d{7,14}$")
 _CNPJ_RE = re.compile(r"^[0-9A-Z]{12}[0-9]{2}$")
@@ -63,6 +64,18 @@ def tax_id_text(value: str) -> str:
 def tax_id_valid(value: str) -> bool:
     """CPF (11 digits) or CNPJ (14 characters, numeric or alphanumeric) with valid check digits."""
     return cpf_valid(value) if len(value) == 11 else cnpj_valid(value)
+
+
+def email_invalid() -> str:
+    """An e-mail the buyer typed that is not one (checkout, its save on leaving the field, subscription): one
+    sentence, with an example of the form (the checkout's "E-mail inválido." said nothing of what to fix)."""
+    return _("Informe um e-mail válido, como nome@exemplo.com.br.")
+
+
+def tax_id_invalid() -> str:
+    """A CPF or CNPJ whose check digits fail (checkout, subscription, staff's correction): one sentence everywhere,
+    saying what to check (the checkout's "CPF/CNPJ inválido." did not)."""
+    return _("CPF ou CNPJ inválido: confira os dígitos (11 do CPF ou 14 do CNPJ).")
 
 
 def phone_normalize(raw: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from orders.arrival import arrival_window, expectation_words, last_shipment, window_words
 from orders.errors import OrderError
+from orders.extras import destination_notes
 from orders.labels import units_text
 from orders.lookup import lookup_allowed, order_lookup_request
 from orders.models import (
@@ -34,7 +36,8 @@ from orders.models import (
 )
 from orders.panels import render_panels
 from orders.selectors import order_actions, order_for_permalink, return_requests_of
-from orders.services import order_cancel_requested, return_request_create
+from orders.services import order_cancel_requested, order_destination_set, order_note_add, return_request_create
+from orders.services.notes import DESTINATION_FIELDS, destination_clean, destination_refusal
 from orders.summary import (
     ExpectationProgress,
     came_back_lines,
@@ -114,8 +117,11 @@ def _page(
     status: int = 200,
     action_error: OrderError | None = None,
     asked: dict[str, Any] | None = None,
+    address: AddressTyped | None = None,
 ) -> HttpResponse:
-    """The order page; `action_error`: why the buyer's cancel or return was refused (shown beside its form)."""
+    """The order page; `action_error`: why the buyer's cancel or return was refused (shown beside its form);
+    `address`: the delivery address the buyer typed and what is wrong with it (shown again, each error beside its
+    field)."""
     language = _language(request, order.language)
     lines = list(order.lines.all())
     titles = {line.public_id: line.title for line in lines}
@@ -188,6 +194,7 @@ def _page(
         context["panels"] = render_panels("ORDERS_PERMALINK_PANELS", request, order)  # e.g. the NF-e (shop)
         context["lead_panels"] = render_panels("ORDERS_PERMALINK_LEAD_PANELS", request, order)  # e.g. a subscription
         context.update(_actions_context(order, lines, events, action_error=action_error, asked=asked or {}))
+        context.update(_address_context(order, address))
         response = render(request, "orders/permalink.html", context, status=status)
     response["Content-Language"] = language
     return _private(response)
@@ -360,6 +367,85 @@ def order_return_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
         except OrderError as exc:
             return _page(request, order, status=400, action_error=exc, asked=asked)
         messages.success(request, _("Devolução solicitada. A loja vai responder por e-mail e nesta página."))
+    return _private(HttpResponseRedirect(order.permalink_path))
+
+
+# --- the buyer corrects the delivery address (staff's "Corrigir endereço de entrega", same service and rules) ----
+
+# Each input of the buyer's address form: its name (the checkout's, so checkout.js's CEP lookup fills it), the key
+# `Order.destination` keeps it under, its label and what the browser may fill it with (autocomplete, inputmode).
+_ADDRESS_INPUTS = (
+    ("cep", "postal_code", _("CEP"), "postal-code", "numeric"),
+    ("street", "street", _("Rua"), "address-line1", ""),
+    ("number", "number", _("Número"), "", ""),
+    ("complement", "complement", _("Complemento"), "address-line2", ""),
+    ("neighborhood", "neighborhood", _("Bairro"), "address-level3", ""),
+    ("city", "city", _("Cidade"), "address-level2", ""),
+    ("uf", "state", _("UF"), "address-level1", ""),
+)
+
+_LOOKED_UP = {"street", "neighborhood", "city"}  # what the CEP lookup fills (the UF always follows the CEP)
+
+
+@dataclass(frozen=True)
+class AddressTyped:
+    """What the buyer typed (by `Order.destination` key), each refused field's message, and a refusal of the whole
+    change (the order left the shop meanwhile)."""
+
+    values: dict[str, str]
+    errors: dict[str, str] = field(default_factory=dict)
+    refusal: str = ""
+
+
+def _address_context(order: Order, typed: AddressTyped | None) -> dict[str, Any]:
+    """The address form while the order may still change it ("Pedido recebido", a delivery, no label bought:
+    `destination_refusal`), filled with the order's address or what the buyer typed; open after an error."""
+    refusal = typed.refusal if typed else ""
+    if order.fulfillment_method != "shipping" or order.status != OrderStatus.PLACED or destination_refusal(order):
+        return {"address_fields": [], "address_refusal": refusal}
+    destination = order.destination or {}
+    values = typed.values if typed else {key: str(destination.get(key, "") or "") for key in DESTINATION_FIELDS}
+    errors = typed.errors if typed else {}
+    # What still is the order's own street, bairro or city (not typed by the buyer) a new CEP's lookup replaces.
+    fields = [
+        {"name": name, "label": label, "value": values.get(key, ""), "error": errors.get(key, ""),
+         "autocomplete": autocomplete, "inputmode": inputmode, "maxlength": DESTINATION_FIELDS[key][1],
+         "replaceable": key in _LOOKED_UP and values.get(key, "") == str(destination.get(key, "") or "")}
+        for name, key, label, autocomplete, inputmode in _ADDRESS_INPUTS
+    ]  # fmt: skip
+    return {"address_fields": fields, "address_open": bool(errors or refusal), "address_refusal": refusal}
+
+
+@require_POST
+def order_destination_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
+    """POST from the order page: the buyer corrects the delivery address while the order is "Pedido recebido"
+    (the token is the key, as for cancel and return). Every bad field is named beside it and what was typed stays;
+    the timeline says the buyer changed it, the platform's order webhook is sent (the service), and staff read
+    on the timeline what the freight to the new CEP would cost (said to them after the save in the admin)."""
+    order = _buyer_order(token)
+    if order is None:
+        return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
+    values = {key: request.POST.get(name, "")[:200] for name, key, *_rest in _ADDRESS_INPUTS}
+    with translation.override(_language(request, order.language)):
+        if refusal := destination_refusal(order):  # shipped meanwhile (another tab): said, whatever was typed
+            return _page(request, order, status=400, address=AddressTyped(values, refusal=refusal))
+        address, errors = destination_clean(values)
+        if errors:
+            return _page(request, order, status=400, address=AddressTyped(values, errors))
+        before = dict(order.destination or {})
+        try:
+            changed = order_destination_set(order_id=order.public_id, **address, by_buyer=True)
+        except OrderError as exc:
+            wrong = {exc.field: exc.message} if exc.field in DESTINATION_FIELDS else {}
+            return _page(request, order, status=400, address=AddressTyped(values, wrong, "" if wrong else exc.message))
+        if not changed:
+            messages.info(request, _("Nada mudou: o endereço de entrega já era esse."))
+            return _private(HttpResponseRedirect(order.permalink_path))
+        messages.success(request, _("Endereço de entrega atualizado. A loja vai enviar o pedido para ele."))
+    order.refresh_from_db(fields=["destination"])
+    with translation.override(settings.LANGUAGE_CODE):  # the timeline is the merchant's record, in Portuguese
+        for note in destination_notes(order, before):  # outside the save's transaction: a carrier may be asked
+            order_note_add(order_id=order.public_id, text=note)
     return _private(HttpResponseRedirect(order.permalink_path))
 
 

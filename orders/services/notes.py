@@ -16,6 +16,7 @@ from kernel.br_validation import (
     phone_display,
     phone_normalize,
     phone_valid,
+    tax_id_invalid,
     tax_id_normalize,
     tax_id_valid,
 )
@@ -100,9 +101,7 @@ def order_buyer_tax_id_set(*, order_id: str, tax_id: str, actor: str = "") -> Or
     an NF-e blocked for the missing CPF."""
     value = tax_id_normalize(clean_text(tax_id, field="tax_id", max_length=32, required=True))
     if not tax_id_valid(value):
-        raise OrderError(
-            "tax_id", _("CPF ou CNPJ inválido: confira os dígitos (11 do CPF ou 14 do CNPJ)."), code="bad_tax_id"
-        )
+        raise OrderError("tax_id", tax_id_invalid(), code="bad_tax_id")
     order = lock_order(order_id)
     if order.buyer_tax_id == value:
         return order
@@ -192,9 +191,10 @@ def destination_refusal(order: Order) -> str:
 @transaction.atomic
 def order_destination_set(
     *, order_id: str, postal_code: str, street: str, number: str, neighborhood: str, city: str, state: str = "",
-    complement: str = "", actor: str = "",
+    complement: str = "", actor: str = "", by_buyer: bool = False,
 ) -> list[str]:  # fmt: skip
-    """Staff correct the buyer's delivery address (a typo at checkout; the buyer moved before the order left).
+    """Staff correct the buyer's delivery address (a typo at checkout; the buyer moved before the order left), or
+    the buyer does on the order page (`by_buyer`: the timeline says so).
     Returns the keys of `Order.destination` that changed (`postal_code`, `street`, …); none changes nothing.
     Refused (OrderError, nothing saved) for a bad field (the first; the form names them all, `destination_clean`)
     and whenever `destination_refusal` says so. A change is written on the order and its delivery expectations
@@ -219,10 +219,11 @@ def order_destination_set(
     order.save(update_fields=["destination", "updated_at"])
     FulfillmentExpectation.objects.filter(order=order, method_type="shipping").update(destination=order.destination)
     said = "; ".join(f"{DESTINATION_FIELDS[key][0]} (antes: {current.get(key) or '—'})" for key in changed)
-    timeline(
-        order, "destination_updated", f"Endereço de entrega corrigido: {said}.", actor=actor, internal=True,
-        data={"fields": changed, "before": {key: str(current.get(key, "") or "") for key in changed}},
-    )  # fmt: skip
+    who = "Endereço de entrega corrigido"
+    data: dict[str, object] = {"fields": changed, "before": {key: str(current.get(key, "") or "") for key in changed}}
+    if by_buyer:
+        who, data["by"] = "O comprador corrigiu o endereço de entrega na página do pedido", "buyer"
+    timeline(order, "destination_updated", f"{who}: {said}.", actor=actor, internal=True, data=data)
     notify_changed(order, "buyer_updated")
     return changed
 

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from kernel.br_validation import phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
+from kernel.br_validation import phone_normalize, phone_valid, tax_id_invalid, tax_id_normalize, tax_id_valid
 from kernel.money import format_brl
 from orders.models import Order
 from payments.due import local_date
@@ -288,7 +288,7 @@ class ManualOrderForm(forms.Form):
             self.add_error("phone", _("Celular inválido: informe DDD e número, ex.: (11) 98765-4321."))
         tax_id = (cleaned.get("tax_id") or "").strip()
         if tax_id and not tax_id_valid(tax_id_normalize(tax_id)):
-            self.add_error("tax_id", _("CPF/CNPJ inválido: confira os números."))
+            self.add_error("tax_id", tax_id_invalid())
 
     def _clean_address(self, cleaned: dict[str, Any]) -> None:
         for name in ("option", "postal_code", "street", "number", "city", "state"):

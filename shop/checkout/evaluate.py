@@ -18,7 +18,15 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, ngettext
 
-from kernel.br_validation import email_valid, phone_normalize, phone_valid, tax_id_normalize, tax_id_valid
+from kernel.br_validation import (
+    email_invalid,
+    email_valid,
+    phone_normalize,
+    phone_valid,
+    tax_id_invalid,
+    tax_id_normalize,
+    tax_id_valid,
+)
 from shop.catalog.schema_org import _absolute as absolute_url  # the catalog's rule, so every surface agrees
 from shop.catalog.selectors import product_get
 from shop.checkout.fulfillment import evaluate_fulfillment, shipping_config_load
@@ -260,7 +268,7 @@ def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMe
     if not fields["buyer_email"]:
         messages.append(_err("field_required", _("Informe o e-mail."), "$.buyer.email"))
     elif not email_valid(str(fields["buyer_email"])):
-        messages.append(_err("field_invalid", _("E-mail inválido."), "$.buyer.email"))
+        messages.append(_err("field_invalid", email_invalid(), "$.buyer.email"))
     if not fields["buyer_first_name"]:
         messages.append(_err("field_required", _("Informe o nome."), "$.buyer.first_name"))
     elif not _has_letter(str(fields["buyer_first_name"])):
@@ -274,7 +282,7 @@ def _buyer(buyer: BuyerInput | None) -> tuple[dict[str, object], list[CheckoutMe
             _err("field_invalid", _("Telefone inválido: use o formato +5511987654321."), "$.buyer.phone_number")
         )
     if buyer.tax_id.strip() and not tax_id_valid(tax_digits):
-        messages.append(_err("field_invalid", _("CPF/CNPJ inválido."), "$.buyer.tax_id"))
+        messages.append(_err("field_invalid", tax_id_invalid(), "$.buyer.tax_id"))
     return fields, messages
 
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from kernel.br_validation import tax_id_normalize, tax_id_valid
+from kernel.br_validation import email_invalid, tax_id_invalid, tax_id_normalize, tax_id_valid
 from kernel.rows import update_where
 from orders.errors import OrderError
 from orders.models import Order
@@ -87,12 +87,12 @@ def _validated(
     if len(digits) not in (11, 14):
         errors["buyer_tax_id"] = _("Informe o CPF (11 dígitos) ou o CNPJ (14 dígitos) do pagador.")
     elif not tax_id_valid(digits):  # check digits, as the checkout does: each cycle's order and NF-e carry it
-        errors["buyer_tax_id"] = _("CPF/CNPJ inválido.")
+        errors["buyer_tax_id"] = tax_id_invalid()
     email = buyer_email.strip()
     try:
         validate_email(email)
     except ValidationError:
-        errors["buyer_email"] = _("Informe um e-mail válido, como nome@exemplo.com.br.")
+        errors["buyer_email"] = email_invalid()
     if starts_on < timezone.localdate():
         errors["starts_on"] = _("A primeira cobrança não pode ser numa data que já passou.")
     return name[:140], digits, email, errors

@@ -59,6 +59,11 @@
     var filled = {};
     var asked = "";
     var cepStatus = cepForm.querySelector("[data-role=cep-status]");
+    // The order's address shown to be corrected (order page): a new CEP replaces what the buyer has not typed
+    // over (the old city stayed beside the new CEP's UF).
+    cepForm.querySelectorAll("input[data-cep-replaceable]").forEach(function (input) {
+      filled[input.name] = input.value;
+    });
     var setField = function (name, value) {
       var input = cepForm.querySelector("input[name=" + name + "]");
       if (!input || !value) return;

@@ -1,7 +1,7 @@
 """A boleto purchase on a 360 px phone in a real browser (Playwright + Debian's chromium), with the sandbox
 gateway as under `make run` (issue 37): "Pagar com boleto" on the one-page checkout → the boleto page (linha
-digitável, "Copiar linha digitável" puts it on the clipboard, the barcode, the PDF link) with no horizontal
-scroll → "Pagar boleto no sandbox" → the order page, one order, paid by boleto."""
+digitável, "Copiar linha digitável" puts it on the clipboard, the barcode, the PDF link, the order's summary) with
+no horizontal scroll → "Pagar boleto no sandbox" → the order page, one order, paid by boleto."""
 
 from __future__ import annotations
 
@@ -79,6 +79,14 @@ def test_boleto_purchase_on_a_phone_with_copy_barcode_pdf_and_the_sandbox_pay_bu
         assert barcode_from_line(line) == barcode_from_line(boleto.line)
         assert page.locator("[data-testid=boleto-barcode] svg rect").count() > 100
         assert page.get_by_test_id("boleto-pdf").get_attribute("href") == boleto.pdf_url
+        # and, as on the Pix page, what is being paid for (buyer walk: only the amount, no items nor delivery)
+        summary = page.get_by_test_id("boleto-summary")
+        expect(summary).to_contain_text("Camiseta Básica Preta")
+        expect(summary).to_contain_text("2 × Café Cerrado Mineiro 1 kg")
+        expect(summary).to_contain_text("Frete — SEDEX")
+        expect(summary.get_by_test_id("boleto-summary-total")).to_have_text(
+            page.get_by_test_id("boleto-amount").inner_text()
+        )
         scroll_width, inner_width, culprits = _overflow(page)
         _shot(page, "boleto-page", 360)
         assert scroll_width <= inner_width, culprits

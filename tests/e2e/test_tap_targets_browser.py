@@ -48,13 +48,29 @@ def test_tap_targets_are_44_px_at_360(live_server, transactional_db) -> None:
             # the e-mail and WhatsApp links inside the store's address (QA walk: the e-mail was 19 px tall):
             # WCAG 2.2's 24 px minimum, the address keeping its lines
             assert small_targets(page, ".store-identity a", minimum=24) == []
+            # the breadcrumb trail ("Início / Categoria / Produto"): inline text, its links were 16 px tall
+            assert small_targets(page, ".breadcrumbs a", minimum=24) == []
             assert no_horizontal_scroll(page)
             page.click("[data-role=add-button]")
             page.wait_for_url(f"{live_server.url}/carrinho/")
             assert small_targets(page, ".cart-qty button[name=remove]") == []
+            # the product's name, the line's link to its page (buyer walk: 19 px tall)
+            assert small_targets(page, ".cart-product a", minimum=24) == []
             assert no_horizontal_scroll(page)
             page.goto(f"{live_server.url}/checkout/")
             assert small_targets(page, "[data-testid=apply-coupon]") == []
             assert no_horizontal_scroll(page)
+            # the search's "Somente em estoque" checkbox: its whole row is the target (buyer walk: 22 px)
+            page.goto(f"{live_server.url}/produtos/?q=cafe")
+            assert small_targets(page, ".filter-form .checkbox") == []
+            assert no_horizontal_scroll(page)
+            # on a desktop the trail stays one line of text, its links no taller than the 24 px asked
+            page.set_viewport_size({"width": 1280, "height": 800})
+            page.goto(f"{live_server.url}/produtos/sku-cafe-500g/")
+            heights = page.eval_on_selector_all(
+                ".breadcrumbs a", "links => links.map(a => Math.round(a.getBoundingClientRect().height))"
+            )
+            assert heights and max(heights) <= 26, heights
+            assert page.eval_on_selector(".breadcrumbs", "nav => nav.getClientRects()[0].height") < 40
         finally:
             browser.close()

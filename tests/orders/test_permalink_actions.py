@@ -1,5 +1,6 @@
-"""The buyer cancels or asks for a return on the order page (issue 35): the same services as the agents, refusals
-in Portuguese beside the form, nothing changed by a refused or repeated submit."""
+"""The buyer cancels, asks for a return or corrects the delivery address on the order page (issue 35): the same
+services as the agents and staff, refusals in Portuguese beside the form, nothing changed by a refused or repeated
+submit."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from orders.models import Adjustment, Order, ReturnRequest
+from orders.models import Adjustment, Order, OrderEvent, OutboxMessage, ReturnRequest
 from orders.selectors import order_actions_bcp
 from orders.services import adjustment_mark_refund_result, fulfillment_event_create, order_ship
 from orders.types import LineQuantity
@@ -180,3 +181,105 @@ def test_part_shipped_the_buyer_cancels_the_rest_and_is_told_what_shipped(client
         "available": False, "unavailable_reason": "already_shipped",
     }  # fmt: skip
     assert 'data-testid="cancel-form"' not in client.get(f"/orders/{order.permalink_token}").content.decode()
+
+
+# The buyer's address form posts the checkout's names (`cep`, `uf`): checkout.js's CEP lookup fills them.
+NEW_ADDRESS = {
+    "cep": "20040002",
+    "street": "Rua da Assembleia",
+    "number": "10",
+    "complement": "Sala 1201",
+    "neighborhood": "Centro",
+    "city": "Rio de Janeiro",
+    "uf": "rj",
+}
+
+
+def test_the_buyer_corrects_the_delivery_address_while_the_order_is_received(
+    client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    """Buyer walk: staff could correct the delivery address ("Corrigir endereço de entrega"), the buyer who typed
+    the old flat's could not. The order page offers it while the order is "Pedido recebido": the staff's service
+    and rules, every bad field named beside it with what was typed kept, the timeline saying the buyer changed
+    it, the platform's order webhook (BCP-ORDER-WEBHOOK), and staff told what the freight to the new CEP costs."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    Order.objects.filter(pk=order.pk).update(platform_id="plat_agente")  # an agent's order: the platform is told
+    url = f"/orders/{order.permalink_token}/endereco"
+    page = client.get(order.permalink_path).content.decode()
+    assert 'data-testid="address-form"' in page and f'action="{url}"' in page
+    assert 'value="01310-100"' in page and 'value="Rua das Flores"' in page and 'data-cep-url="/cep/00000000"' in page
+
+    bad = client.post(url, {**NEW_ADDRESS, "cep": "2004-002", "street": "", "number": "", "uf": "SP"})
+
+    assert bad.status_code == 400
+    html = bad.content.decode()
+    assert 'data-testid="address-error-cep">CEP inválido: use o formato 00000-000.</p>' in html
+    assert 'data-testid="address-error-street">Informe a rua.</p>' in html
+    assert 'data-testid="address-error-number">Informe o número (ou S/N).</p>' in html
+    assert 'value="2004-002"' in html and 'value="Sala 1201"' in html  # what the buyer typed stays
+    assert '<details class="address-fix" data-testid="address-fix" open>' in html
+    wrong_uf = client.post(url, {**NEW_ADDRESS, "uf": "SP"}).content.decode()
+    assert 'data-testid="address-error-uf">A UF não corresponde ao CEP (o CEP é de RJ).</p>' in wrong_uf
+    order.refresh_from_db()
+    assert order.destination["postal_code"] == "01310-100"  # nothing saved
+    assert not OrderEvent.objects.filter(order=order, kind="destination_updated").exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = client.post(url, NEW_ADDRESS)
+
+    assert saved.status_code == 302 and saved["Location"] == order.permalink_path
+    order.refresh_from_db()
+    assert (order.destination["postal_code"], order.destination["state"]) == ("20040-002", "RJ")
+    event = OrderEvent.objects.get(order=order, kind="destination_updated")
+    assert event.message.startswith(
+        "O comprador corrigiu o endereço de entrega na página do pedido: CEP (antes: 01310-100); rua (antes: Rua "
+        "das Flores);"
+    )
+    assert event.internal and event.data["by"] == "buyer"
+    announced = OutboxMessage.objects.filter(kind="order_changed", payload__event="buyer_updated").get()
+    assert announced.payload["platform_id"] == "plat_agente"
+    # staff read on the timeline what the freight to the new CEP would cost (the admin says it after its save)
+    assert OrderEvent.objects.filter(order=order, kind="note", message__startswith="Frete: ").exists()
+    page = client.get(order.permalink_path).content.decode()
+    assert "Endereço de entrega atualizado. A loja vai enviar o pedido para ele." in page
+    assert "Rua da Assembleia, 10 — Sala 1201" in page and "CEP 20040-002" in page
+    # the same address again changes nothing and says so
+    again = client.post(url, NEW_ADDRESS, follow=True).content.decode()
+    assert "Nada mudou: o endereço de entrega já era esse." in again
+    assert OrderEvent.objects.filter(order=order, kind="destination_updated").count() == 1
+
+
+def test_once_shipped_the_buyer_can_no_longer_change_the_address(client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)])
+    page = client.get(order.permalink_path).content.decode()
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    assert 'data-testid="address-form"' in page
+    assert 'data-testid="address-form"' not in client.get(order.permalink_path).content.decode()
+    # a form left open in another tab: refused in words, nothing saved
+    refused = client.post(f"/orders/{order.permalink_token}/endereco", NEW_ADDRESS)
+    assert refused.status_code == 400
+    assert f"O pedido #{order.number} já foi enviado (no todo ou em parte): o endereço não muda mais aqui." in (
+        refused.content.decode()
+    )
+    # a bad CEP typed in that old tab: the refusal is said all the same (not an empty page)
+    typo = client.post(f"/orders/{order.permalink_token}/endereco", {**NEW_ADDRESS, "cep": "2004"})
+    assert 'data-testid="address-refusal">' in typo.content.decode() and "já foi enviado" in typo.content.decode()
+    order.refresh_from_db()
+    assert order.destination["postal_code"] == "01310-100"
+
+
+def test_a_pickup_order_offers_no_address_form(client: Client, place_order) -> None:
+    order = place_order(lines=[("CAM", 3000, 1)], method="pickup", freight=0)
+    assert 'data-testid="address-form"' not in client.get(order.permalink_path).content.decode()
+    assert client.post(f"/orders/{order.permalink_token}/endereco", NEW_ADDRESS).status_code == 400
+
+
+def test_the_address_form_needs_the_page_csrf_token_and_a_known_token(place_order) -> None:
+    """The token in the link is the key (as for cancel and return); a POST from another site carries no CSRF token."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    browser = Client(enforce_csrf_checks=True)
+    assert browser.post(f"/orders/{order.permalink_token}/endereco", NEW_ADDRESS).status_code == 403
+    assert browser.post("/orders/naoexiste-naoexiste-naoexiste/endereco", NEW_ADDRESS).status_code == 403
+    assert Client().post("/orders/naoexiste-naoexiste-naoexiste/endereco", NEW_ADDRESS).status_code == 404
+    order.refresh_from_db()
+    assert order.destination["postal_code"] == "01310-100"

@@ -176,7 +176,7 @@ def test_every_error_is_shown_in_one_round_each_under_its_field(
     assert _field_errors(html) == {
         "qty_0": "Só há 10 em estoque.",
         "phone": "Celular inválido: informe DDD e número, ex.: (11) 98765-4321.",
-        "tax_id": "CPF/CNPJ inválido: confira os números.",
+        "tax_id": "CPF ou CNPJ inválido: confira os dígitos (11 do CPF ou 14 do CNPJ).",
         "number": "Obrigatório para envio.",
         "postal_code": "Este CEP é de RJ, não de SP.",
         "paid_reason": "Conte o motivo (ex.: pago em dinheiro no balcão).",

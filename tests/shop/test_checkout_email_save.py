@@ -38,7 +38,9 @@ def test_the_typed_email_is_saved_alone(client, shop_ready, django_assert_max_nu
 def test_a_bad_email_is_refused_and_changes_nothing(client, shop_ready, email):  # noqa: F811
     checkout_id = start_checkout(client)
     response = client.post(f"/checkout/{checkout_id}/email", {"email": email})
-    assert (response.status_code, response.json()) == (400, {"saved": False, "error": "E-mail inválido."})
+    # what to fix, with an example (buyer walk: "E-mail inválido." said nothing of it)
+    refused = {"saved": False, "error": "Informe um e-mail válido, como nome@exemplo.com.br."}
+    assert (response.status_code, response.json()) == (400, refused)
     assert Checkout.objects.get(public_id=checkout_id).buyer_email == ""
 
 

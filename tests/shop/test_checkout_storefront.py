@@ -135,9 +135,9 @@ def test_checkout_form_shows_every_error_next_to_its_field(client, shop_ready):
     }
     response = client.post(f"/checkout/{checkout_id}", {"action": "update", **bad})
     assert errors(response) == {
-        "email": "E-mail inválido.",
+        "email": "Informe um e-mail válido, como nome@exemplo.com.br.",
         "phone": "Celular inválido: informe DDD e número, como (11) 98765-4321.",
-        "tax_id": "CPF/CNPJ inválido.",
+        "tax_id": "CPF ou CNPJ inválido: confira os dígitos (11 do CPF ou 14 do CNPJ).",
         "cep": "CEP inválido: use o formato 00000-000.",
         "street": "Informe a rua.",
         "city": "Informe a cidade.",

@@ -325,3 +325,37 @@ def test_desktop_cart_keeps_each_price_on_one_line(live_server, transactional_db
     assert [rects for _, rects in heights] == [1] * len(heights)
     assert len(buttons) >= 4
     assert [(text, lines) for text, lines in buttons if lines != 1] == []
+
+
+def test_phone_cart_keeps_quantity_and_its_buttons_on_one_row(live_server, transactional_db) -> None:
+    """QA walk: at 360 px the line total shared the quantity's row, so a wide total ("R$ 2.999,00") pushed
+    "Atualizar" under the quantity field. The total now sits beside the unit price; the quantity field and its
+    two buttons keep one row whatever the total's width."""
+    from playwright.sync_api import sync_playwright
+
+    seed_demo()
+    shopper = Client()
+    shopper.post("/carrinho/adicionar", {"sku": LONG_TITLE_SKU, "quantity": "10"})  # R$ 2.999,00: a wide total
+    shopper.post("/carrinho/adicionar", {"sku": "CAF-CERRADO-1KG", "quantity": "1"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            context = browser.new_context(locale="pt-BR", viewport={"width": 360, "height": 780}, has_touch=True)
+            context.add_cookies([_session_cookie(shopper, live_server.url)])
+            page = context.new_page()
+            page.goto(f"{live_server.url}/carrinho/")
+            # each line's quantity field and both buttons share one row: their vertical spans overlap
+            rows = page.eval_on_selector_all(
+                ".cart-qty form",
+                """forms => forms.map(f => {
+                    const boxes = [...f.querySelectorAll('input[type=number], button')].map(
+                        e => e.getBoundingClientRect());
+                    return Math.max(...boxes.map(r => r.top)) < Math.min(...boxes.map(r => r.bottom));
+                })""",
+            )
+            scroll_width, inner_width, culprits = _overflow(page)
+            _shot(page, "cart-wide-total", 360)
+        finally:
+            browser.close()
+    assert rows == [True, True]
+    assert scroll_width <= inner_width, culprits

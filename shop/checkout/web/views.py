@@ -18,7 +18,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from kernel.br_validation import email_valid
+from kernel.br_validation import email_invalid, email_valid
 from kernel.json_limits import control_in
 from shop.account.selectors import checkout_defaults, signed_in_email
 from shop.cart import (
@@ -621,7 +621,7 @@ def checkout_email(request: HttpRequest, checkout_id: str) -> JsonResponse:
     checkout = _get_or_404(request, checkout_id)
     email = request.POST.get("email", "").strip()
     if len(email) > 254 or not email_valid(email) or control_in(email):
-        return JsonResponse({"saved": False, "error": _("E-mail inválido.")}, status=400)
+        return JsonResponse({"saved": False, "error": email_invalid()}, status=400)
     if checkout.status not in (STATUS_INCOMPLETE, STATUS_READY) or checkout.paid_at is not None:
         return JsonResponse({"saved": False, "error": _("Este checkout não pode mais ser alterado.")}, status=409)
     _email_saved(request, checkout, email)
