@@ -348,7 +348,7 @@ def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
         kept is not None
         and kept[0] is db.connection
         and kept[1] == db.queries_logged
-        and (db.health_check_done or not db.health_check_enabled)
+        and (getattr(db, "health_check_done", False) or not getattr(db, "health_check_enabled", True))
     ):
         cursor: CursorWrapper = kept[2]
         return cursor

@@ -163,7 +163,7 @@ def pix_handler_entry() -> dict[str, Any]:
 def _pix_entry() -> dict[str, Any]:
     """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
     merchant_name, merchant_city = pix_merchant_as_shown()
-    entry = {
+    entry: dict[str, Any] = {
         "id": pix_handler_id(),
         "version": PROTOCOL_VERSION,
         "spec": PIX_SPEC,
