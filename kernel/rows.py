@@ -360,6 +360,12 @@ def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
 _KEPT_CURSOR = "_kernel_rows_cursor"
 
 
+def kept_cursor() -> CursorWrapper:
+    """`_cursor` of the default database, for a statement of the caller's own on a hot path (not closed after it:
+    the next statement reuses it)."""
+    return _cursor(_db())
+
+
 def _run(db: BaseDatabaseWrapper, sql: str, params: list[Any]) -> Any:
     cursor = _cursor(db)
     cursor.execute(sql, params)
