@@ -18,6 +18,7 @@ from uuid import UUID
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 from django.db.models.base import ModelState
 from django.db.models.fields.related import ForeignObjectRel
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
@@ -335,10 +336,40 @@ def _insert_sql(instance: models.Model, db: BaseDatabaseWrapper, source: str | N
     return f"{shape.head} {rows}", _insert_values(instance, shape, db)
 
 
+def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
+    """A cursor of `db`'s current connection for this module's statements, made once per connection and reused:
+    Django's `cursor()` checks and wraps a new driver cursor each time (about forty Python calls, for each of a
+    purchase's seven row writes; issue 34). Made anew, through `cursor()`, whenever the connection is another one
+    (closed, reconnected, or another from the pool), the queries are logged or not as they were (a test capturing
+    them), or the request's health check is still to be done; each statement still goes through Django's wrapper
+    (its execute wrappers, its logging, its error translation)."""
+    kept = db.__dict__.get(_KEPT_CURSOR)
+    if (
+        kept is not None
+        and kept[0] is db.connection
+        and kept[1] == db.queries_logged
+        and (getattr(db, "health_check_done", False) or not getattr(db, "health_check_enabled", True))
+    ):
+        cursor: CursorWrapper = kept[2]
+        return cursor
+    cursor = db.cursor()  # opens the connection if needed, after the health check
+    db.__dict__[_KEPT_CURSOR] = (db.connection, db.queries_logged, cursor)  # the connection held: never another's id
+    return cursor
+
+
+_KEPT_CURSOR = "_kernel_rows_cursor"
+
+
+def kept_cursor() -> CursorWrapper:
+    """`_cursor` of the default database, for a statement of the caller's own on a hot path (not closed after it:
+    the next statement reuses it)."""
+    return _cursor(_db())
+
+
 def _run(db: BaseDatabaseWrapper, sql: str, params: list[Any]) -> Any:
-    with db.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    cursor = _cursor(db)
+    cursor.execute(sql, params)
+    row = cursor.fetchone()
     return None if row is None else row[0]
 
 
@@ -387,9 +418,9 @@ def _write(
         return _run(db, f"WITH {', '.join(parts)} SELECT * FROM written", values)  # noqa: S608
     parts.append(f"then_ AS ({then.sql})")
     values += then.params
-    with db.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT * FROM written), (SELECT * FROM then_)", values)  # noqa: S608
-        pk, then.value = cursor.fetchone()
+    cursor = _cursor(db)
+    cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT * FROM written), (SELECT * FROM then_)", values)  # noqa: S608
+    pk, then.value = cursor.fetchone()
     return pk
 
 
@@ -634,9 +665,9 @@ def update_then_insert(update: Update, head: models.Model, *groups: Sequence[mod
         row_values = _insert_values(row, shape, db)
         values += row_values if kept is None else [row_values[i] for i in kept]
     pks = "".join(f", (SELECT {_column(row._meta.pk)} FROM r{index})" for index, row in enumerate(rows))  # noqa: S608
-    with db.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){pks}", values)  # noqa: S608
-        found = cursor.fetchone()
+    cursor = _cursor(db)
+    cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){pks}", values)  # noqa: S608
+    found = cursor.fetchone()
     if found is None or found[0] is None:
         return False
     _saved(db, [(head, found[0]), *zip(rows, found[1:], strict=True)], head, groups)
@@ -688,9 +719,9 @@ def insert_together(head: models.Model, *groups: Sequence[models.Model]) -> None
         f", ARRAY(SELECT {_column(group[0]._meta.pk)} FROM g{index})"  # noqa: S608 — identifiers from metadata
         for index, group in enumerate(groups)
     )
-    with db.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){arrays}", values)  # noqa: S608
-        row = cursor.fetchone()
+    cursor = _cursor(db)
+    cursor.execute(f"WITH {', '.join(parts)} SELECT (SELECT {head_pk} FROM head){arrays}", values)  # noqa: S608
+    row = cursor.fetchone()
     pairs = ((r, pk) for group, pks in zip(groups, row[1:], strict=True) for r, pk in zip(group, pks, strict=True))
     _saved(db, [(head, row[0]), *pairs], head, groups)
 

@@ -13,8 +13,12 @@ from pydantic import BaseModel, ValidationError
 
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.field_errors import field_path, field_problems, invalid_fields_content
+from bcp_app.protocol.schemas.text import ESCAPE_FREE, EscapeFreeObject
 
 __all__ = ["field_path", "invalid_fields", "validate"]
+
+
+_ESCAPE_FREE = {ESCAPE_FREE: True}  # an `EscapeFreeObject`'s validation context: no member holds a control character
 
 
 def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None) -> M:
@@ -25,7 +29,7 @@ def validate[M: BaseModel](model: type[M], body: M | Mapping[str, Any] | None) -
     if not isinstance(body, Mapping):
         raise invalid_fields({"$": "deve ser um objeto JSON"})  # pydantic's own text for it (`model_type`)
     try:
-        return model.model_validate(dict(body))
+        return model.model_validate(dict(body), context=_ESCAPE_FREE if isinstance(body, EscapeFreeObject) else None)
     except ValidationError as exc:
         # every offending member, as MCP's invalid_params names them (BCP-ERR-05, §5.1 paths)
         raise invalid_fields(field_problems(exc.errors(include_url=False))) from exc

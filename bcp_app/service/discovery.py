@@ -5,10 +5,14 @@ The same registries feed negotiation (what we offer) and every response's `ucp` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.urls import reverse
 
 from bcp_app.protocol import keys, ucp
@@ -153,9 +157,13 @@ def boleto_handler_id() -> str:
 
 
 def pix_handler_entry() -> dict[str, Any]:
+    return _kept_entry(_pix_entry)
+
+
+def _pix_entry() -> dict[str, Any]:
     """PIX.md §1.1 declaration; `config` is also what checkout responses resolve (§1.3)."""
     merchant_name, merchant_city = pix_merchant_as_shown()
-    entry = {
+    entry: dict[str, Any] = {
         "id": pix_handler_id(),
         "version": PROTOCOL_VERSION,
         "spec": PIX_SPEC,
@@ -179,6 +187,10 @@ def pix_handler_entry() -> dict[str, Any]:
 
 
 def card_handler_entry() -> dict[str, Any]:
+    return _kept_entry(_card_entry)
+
+
+def _card_entry() -> dict[str, Any]:
     """A Google Pay style card handler (seed 004): the platform sends a gateway token at complete."""
     return {
         "id": card_handler_id(),
@@ -226,6 +238,10 @@ def _installments_config() -> dict[str, int]:
 
 
 def boleto_handler_entry() -> dict[str, Any]:
+    return _kept_entry(_boleto_entry)
+
+
+def _boleto_entry() -> dict[str, Any]:
     """The boleto handler (issue 37, README "Boleto"): the platform selects an instrument of type "boleto" (no
     credential; the buyer's CPF/CNPJ is required) and, after complete, the checkout's instrument carries the
     `boleto` (line, barcode, PDF, due date); the order is placed when the bank's payment is confirmed."""
@@ -245,6 +261,28 @@ def boleto_handler_entry() -> dict[str, Any]:
             "requires_buyer_tax_id": True,
         },
     }
+
+
+# Each handler entry is a function of the settings and the store settings alone, and was built again on every
+# create, update and complete (a dozen settings read, the store asked several times; issue 34): its JSON text is
+# made once per copy of the store settings (`store_get`: a save makes a new copy, in every process) and per
+# settings (a test's change forgets it). Parsed anew on each call: a caller resolves its checkout's own members in
+# the entry, and no answer shares a dict with another.
+_ENTRIES: dict[Callable[[], dict[str, Any]], tuple[object, bytes]] = {}
+
+
+def _kept_entry(build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    store = store_get()
+    kept = _ENTRIES.get(build)
+    if kept is None or kept[0] is not store:  # the copy itself is held here, so its identity is never another's
+        kept = _ENTRIES[build] = (store, orjson.dumps(build()))
+    entry: dict[str, Any] = orjson.loads(kept[1])
+    return entry
+
+
+@receiver(setting_changed)
+def _settings_changed(**_kwargs: object) -> None:
+    _ENTRIES.clear()
 
 
 def payment_handler_registry() -> dict[str, list[dict[str, Any]]]:

@@ -18,7 +18,10 @@ from django.utils.encoding import escape_uri_path
 from django.views.decorators.csrf import csrf_exempt
 from ninja import Body, NinjaAPI, Path
 from ninja.errors import HttpError, ValidationError
+from ninja.openapi.schema import REF_TEMPLATE, OpenAPISchema
 from ninja.parser import Parser
+from ninja.schema import NinjaGenerateJsonSchema
+from pydantic import BaseModel
 
 from bcp_app.protocol.errors import ProtocolError
 from bcp_app.protocol.field_errors import error_loc, field_problems
@@ -42,7 +45,13 @@ from bcp_app.protocol.schemas import (
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest
 from bcp_app.protocol.schemas.order_actions import CancelOrderRequest, RequestReturnRequest
 from bcp_app.protocol.schemas.subscription import SubscriptionCreateRequest, SubscriptionResponse
-from bcp_app.protocol.schemas.text import ESCAPE_FREE, ID_PATTERN, control_escape_free, identifier_problem
+from bcp_app.protocol.schemas.text import (
+    ESCAPE_FREE,
+    ID_PATTERN,
+    EscapeFreeObject,
+    control_escape_free,
+    identifier_problem,
+)
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
 from bcp_app.protocol.validation import invalid_fields
 from bcp_app.service import idempotency, operations, ratelimit
@@ -64,7 +73,27 @@ class BoundedParser(Parser):
         return data
 
 
-api = NinjaAPI(
+class BcpNinjaAPI(NinjaAPI):
+    """Ninja's API whose OpenAPI also holds the request models of the views that read their body themselves
+    (`own_body_documented`): ninja writes the components of the models it validates only."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.own_body_models: list[type[BaseModel]] = []
+
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> OpenAPISchema:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        for model in self.own_body_models:  # as ninja writes a body model's schema (`_create_schema_from_model`)
+            definition = model.model_json_schema(
+                ref_template=REF_TEMPLATE, schema_generator=NinjaGenerateJsonSchema, mode="validation"
+            )
+            schema.add_schema_definitions({**definition.pop("$defs", {}), model.__name__: definition})
+        return schema
+
+
+api = BcpNinjaAPI(
     parser=BoundedParser(),
     title="BCP REST",
     version="2026-07-28",
@@ -108,9 +137,18 @@ def writes_documented() -> dict[str, Any]:
     return {"parameters": [*agent_documented()["parameters"], key]}
 
 
+def own_body_documented(model: type[BaseModel], *, optional: str | None = None) -> dict[str, Any]:
+    """`writes_documented` of a view that reads its body itself (`_checkout_write`), with the `requestBody` ninja
+    writes for a declared `payload: model` (or, with `optional` as its description, `model | None = Body(None)`)
+    and the model among the document's components (`BcpNinjaAPI`)."""
+    api.own_body_models.append(model)
+    ref = {"$ref": REF_TEMPLATE.format(model=model.__name__)}
+    schema = ref if optional is None else {"anyOf": [ref, {"type": "null"}], "description": optional}
+    body = {"content": {"application/json": {"schema": schema}}, "required": optional is None}
+    return {**writes_documented(), "requestBody": body}
+
+
 OptionalBody = Body(None, description="Opcional: sem corpo é um cancelamento sem motivo.")
-# The checkout's cancel: the model `operations.cancel_checkout` validates for MCP and A2A too (members ignored).
-CancelCheckoutBody = Body(None, description="Opcional: sem corpo ou `{}`.")
 # A path id holds no control character (`_run` refuses it with its own message); the pattern says so in the
 # OpenAPI without replacing that message with pydantic's.
 _PATH_ID = Path(description="Id do recurso (sem caracteres de controle).")
@@ -314,15 +352,14 @@ def _sign_response(response: HttpResponse) -> None:
 _ORDER_ACTIONS = {"cancel": "cancel_order", "returns": "request_return"}  # the last path segment → operation
 
 
-def _header_problem(request: HttpRequest) -> ProtocolError | None:
+def _header_problem(request: HttpRequest, operation: str | None = None) -> ProtocolError | None:
     """BCP §3 / BCP-IDEM-02: the header errors `_run` answers for a valid body come before a body error too
-    (ninja validates the body before the view runs). Cheap checks only: no profile fetch, no rate count."""
-    parts = request.path.rstrip("/").split("/")
-    operation = ""
-    if request.method == "POST" and "checkout-sessions" in parts:
-        operation = f"{parts[-1]}_checkout"
-    elif request.method == "POST" and "orders" in parts:
-        operation = _ORDER_ACTIONS.get(parts[-1], "")
+    (ninja validates the body before the view runs). Cheap checks only: no profile fetch, no rate count.
+    `operation`: the one a view refusing its own body runs; else an order action's, from ninja's request path."""
+    if operation is None:
+        parts = request.path.rstrip("/").split("/")
+        is_action = request.method == "POST" and "orders" in parts
+        operation = _ORDER_ACTIONS.get(parts[-1], "") if is_action else ""
     try:
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(header(request, "Idempotency-Key"), operation=operation)
@@ -336,42 +373,9 @@ def _header_problem(request: HttpRequest) -> ProtocolError | None:
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     if (problem := _header_problem(request)) is not None:
         return _protocol_error(request, problem)
-    if (answer := _checkout_write_as_sent(request)) is not None:
-        return answer
     errors = exc.errors or [{"loc": (), "msg": "inválido"}]
     # every offending member named, as MCP's invalid_params and the operations' `validate` do (BCP-ERR-05)
     return _protocol_error(request, invalid_fields(field_problems(errors, loc_of=_body_loc)))
-
-
-def _checkout_write_as_sent(request: HttpRequest) -> HttpResponse | None:
-    """A write on a checkout whose body ninja refused, run by its operation with the body as sent: the operation
-    answers `not_found` for a checkout the caller does not hold whatever the body (BCP-CHK-13), and names the
-    body's problems for one it does. None for other requests (their body errors are answered as they are)."""
-    match = request.resolver_match
-    checkout_id = match.kwargs.get("checkout_id") if match is not None else None
-    if not isinstance(checkout_id, str):
-        return None
-    last = request.path.rstrip("/").rsplit("/", 1)[-1]
-    if request.method == "PUT" and last == checkout_id:
-        operation, run, signed = "update_checkout", operations.update_checkout, False
-    elif request.method == "POST" and last == "complete":
-        operation, run, signed = "complete_checkout", operations.complete_checkout, True
-    elif request.method == "POST" and last == "cancel":
-        operation, run, signed = "cancel_checkout", operations.cancel_checkout, False
-    else:
-        return None
-    try:
-        body = json_body(request)
-    except ProtocolError as exc:
-        return _protocol_error(request, exc)
-    return _run(
-        request,
-        operation,
-        lambda ctx: run(ctx, checkout_id, body),
-        sign=signed,
-        path_ids={"checkout_id": checkout_id},
-        joinable=signed,
-    )
 
 
 def _body_loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -443,24 +447,45 @@ def get_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse:
     )
 
 
+def _checkout_write(
+    request: HttpRequest,
+    operation: str,
+    checkout_id: str,
+    run: Callable[[RequestContext, str, Any], OperationResult],
+    *,
+    complete: bool = False,
+) -> HttpResponse:
+    """A write on a checkout with its body as sent: the operation validates it with its request model after
+    answering `not_found` for a checkout the caller does not hold, whatever the body says (BCP-CHK-13), as on MCP
+    and A2A, so ninja validates nothing here. A body that is not JSON is refused after the header errors `_run`
+    answers first (BCP-IDEM-02), as `_http_error` does on ninja's routes; one too large at once, as `_too_big`."""
+    try:
+        body = json_body(request)
+    except ProtocolError as exc:
+        if exc.code == "invalid_request":
+            exc = _header_problem(request, operation) or exc
+        return _protocol_error(request, exc)
+    if isinstance(body, dict) and control_escape_free(request.body):  # what `BoundedParser` tells ninja's models
+        body = EscapeFreeObject(body)
+    return _run(
+        request,
+        operation,
+        lambda ctx: run(ctx, checkout_id, body),
+        sign=complete,
+        path_ids={"checkout_id": checkout_id},
+        joinable=complete,
+    )
+
+
 @api.put(
     "/checkout-sessions/{checkout_id}",
     response=CHECKOUT_RESPONSES,
     summary="Update checkout",
     tags=["checkout"],
-    openapi_extra=writes_documented(),
+    openapi_extra=own_body_documented(CheckoutUpdateRequest),
 )
-def update_checkout(
-    request: HttpRequest,
-    checkout_id: PathId,
-    payload: CheckoutUpdateRequest,
-) -> HttpResponse:
-    return _run(
-        request,
-        "update_checkout",
-        lambda ctx: operations.update_checkout(ctx, checkout_id, payload),
-        path_ids={"checkout_id": checkout_id},
-    )
+def update_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse:
+    return _checkout_write(request, "update_checkout", checkout_id, operations.update_checkout)
 
 
 @api.post(
@@ -468,21 +493,10 @@ def update_checkout(
     response=CHECKOUT_RESPONSES,
     summary="Complete checkout",
     tags=["checkout"],
-    openapi_extra=writes_documented(),
+    openapi_extra=own_body_documented(CheckoutCompleteRequest),
 )
-def complete_checkout(
-    request: HttpRequest,
-    checkout_id: PathId,
-    payload: CheckoutCompleteRequest,
-) -> HttpResponse:
-    return _run(
-        request,
-        "complete_checkout",
-        lambda ctx: operations.complete_checkout(ctx, checkout_id, payload),
-        sign=True,
-        path_ids={"checkout_id": checkout_id},
-        joinable=True,
-    )
+def complete_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse:
+    return _checkout_write(request, "complete_checkout", checkout_id, operations.complete_checkout, complete=True)
 
 
 @api.post(
@@ -490,19 +504,11 @@ def complete_checkout(
     response=CHECKOUT_RESPONSES,
     summary="Cancel checkout",
     tags=["checkout"],
-    openapi_extra=writes_documented(),
+    # the model `operations.cancel_checkout` validates for MCP and A2A too (members ignored)
+    openapi_extra=own_body_documented(CheckoutCancelRequest, optional="Opcional: sem corpo ou `{}`."),
 )
-def cancel_checkout(
-    request: HttpRequest,
-    checkout_id: PathId,
-    payload: CheckoutCancelRequest | None = CancelCheckoutBody,
-) -> HttpResponse:
-    return _run(
-        request,
-        "cancel_checkout",
-        lambda ctx: operations.cancel_checkout(ctx, checkout_id, payload),
-        path_ids={"checkout_id": checkout_id},
-    )
+def cancel_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse:
+    return _checkout_write(request, "cancel_checkout", checkout_id, operations.cancel_checkout)
 
 
 # --- cart (br.dev.bcp.shopping.cart) -------------------------------------------------------------------------

@@ -52,6 +52,7 @@ from django.db import connection, transaction
 from django.db.models import F, Prefetch
 
 from kernel.ops import request_cache
+from kernel.rows import kept_cursor
 from shop.models import ProductImage, Variant
 
 CACHE_SECONDS = 60  # the bound for processes that cannot hear the bump (local-memory cache)
@@ -191,9 +192,9 @@ def live_of(pks: set[int]) -> dict[int, Live]:
         return {pk: Live(*values) for pk, *values in rows}
     # One SQL text for any number of pks (an array parameter), written once instead of compiled by the ORM on
     # every create, update and complete (issue 34); the columns are plain integers and booleans.
-    with connection.cursor() as cursor:
-        cursor.execute(_live_sql(), [sorted(pks)])
-        return {pk: Live(*values) for pk, *values in cursor.fetchall()}
+    cursor = kept_cursor()  # the row writes' cursor: no new one made and wrapped per read (issue 34)
+    cursor.execute(_live_sql(), [sorted(pks)])
+    return {pk: Live(*values) for pk, *values in cursor.fetchall()}
 
 
 @functools.cache

@@ -4,6 +4,7 @@ paid the total (BCP-CHK-04, BCP-PAY-04)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -62,6 +63,34 @@ def test_the_card_handler_advertises_the_shops_installment_plan(client: Client, 
         "monthly_interest_rate_bp": 199,
         "min_installment_amount": 500,
     }
+
+
+def test_a_store_save_is_in_the_next_answers_handler_entries_and_each_answer_has_its_own(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """The handler entries are made once per copy of the store settings (issue 34): the merchant's save of the
+    parcelamento, the Pix discount or the Pix merchant is in the very next checkout answer (BCP-PAY-02), and one
+    answer's resolved Pix discount (`total_with_pix`) is never another's."""
+    checkout = create(client, headers).json()
+    before = checkout["ucp"]["payment_handlers"]
+    assert "discount" not in before["br.dev.bcp.pix"][0]["config"]
+
+    store = StoreSettings.objects.get()
+    store.card_max_installments, store.pix_discount_percent, store.legal_name = 6, Decimal(5), "Cafe Novo Ltda"
+    store.save()
+    after = call(client, "get", f"/checkout-sessions/{checkout['id']}", headers).json()["ucp"]["payment_handlers"]
+
+    assert after["com.google.pay"][0]["config"]["installments"]["max_installments"] == 6
+    pix = after["br.dev.bcp.pix"][0]["config"]
+    assert pix["merchant_name"] == "CAFE NOVO LTDA"
+    assert pix["discount"]["basis_points"] == 500
+    total = next(t["amount"] for t in checkout["totals"] if t["type"] == "total")
+    assert 0 < pix["discount"]["total_with_pix"] < total
+    other = create(client, headers, {"line_items": [{"item": {"id": "SKU-CAFE-500G"}, "quantity": 3}]}).json()
+    other_pix = other["ucp"]["payment_handlers"]["br.dev.bcp.pix"][0]["config"]["discount"]
+    assert other_pix["total_with_pix"] > pix["discount"]["total_with_pix"]
+    again = call(client, "get", f"/checkout-sessions/{checkout['id']}", headers).json()["ucp"]["payment_handlers"]
+    assert again == after
 
 
 def test_card_in_6x_adds_the_interest_as_a_fee_and_completes_for_the_exact_total(

@@ -7,10 +7,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.http import HttpRequest
 from django.test import Client
 from django.utils import timezone
+from ninja import Body, NinjaAPI
 
 from bcp_app.protocol.keys import public_jwk
+from bcp_app.protocol.schemas import CheckoutCancelRequest, CheckoutCompleteRequest, CheckoutUpdateRequest
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, verify_message
 from bcp_app.service.policies import policies_json
 from payments.sandbox import services as sandbox
@@ -570,6 +573,43 @@ def test_the_openapi_documents_the_body_of_cancel_checkout(client: Client, heade
     assert Checkout.objects.get(public_id=checkout["id"]).status != "canceled"
     canceled = call(client, "post", path, {**headers, "Idempotency-Key": "k-ok"}, {"reason": "ignorado"})
     assert canceled.json()["status"] == "canceled"
+
+
+CANCEL_BODY = Body(None, description="Opcional: sem corpo ou `{}`.")  # as BCP REST's cancel declared it
+
+
+def test_the_openapi_declares_the_bodies_of_the_checkout_writes_as_ninja_writes_a_declared_body(
+    client: Client,
+) -> None:
+    """Update, complete and cancel read their body themselves and the operation validates it, answering not_found
+    first (BCP-CHK-13), so ninja declares no body model for them; the OpenAPI still says each body (and every model
+    it refers to) exactly as ninja writes it for a declared one, which the schemathesis tests read."""
+    reference = NinjaAPI(urls_namespace="reference_checkout_bodies")
+
+    @reference.put("/update")
+    def update(request: HttpRequest, payload: CheckoutUpdateRequest) -> None: ...
+
+    @reference.post("/complete")
+    def complete(request: HttpRequest, payload: CheckoutCompleteRequest) -> None: ...
+
+    @reference.post("/cancel")
+    def cancel(request: HttpRequest, payload: CheckoutCancelRequest | None = CANCEL_BODY) -> None: ...
+
+    expected = reference.get_openapi_schema(path_prefix="")
+    document = client.get("/bcp/v1/openapi.json").json()
+
+    checkout = "/bcp/v1/checkout-sessions/{checkout_id}"
+    for (path, method), name in (
+        ((checkout, "put"), "/update"),
+        ((f"{checkout}/complete", "post"), "/complete"),
+        ((f"{checkout}/cancel", "post"), "/cancel"),
+    ):
+        written = document["paths"][path][method]
+        assert written["requestBody"] == next(iter(expected["paths"][name].values()))["requestBody"], path
+        assert [p["name"] for p in written["parameters"]] == ["checkout_id", "BCP-Agent", "Idempotency-Key"]
+    assert len(expected["components"]["schemas"]) > 3  # the three models and those they refer to
+    for model, schema in expected["components"]["schemas"].items():
+        assert document["components"]["schemas"][model] == schema, model
 
 
 def test_the_buyers_preferred_payment_handler_comes_first_and_is_open_on_the_buyers_page_bcp_pay_08(

@@ -249,3 +249,22 @@ def test_a_checkout_read_with_init_receivers_goes_through_django() -> None:
     finally:
         post_init.disconnect(receiver, sender=Checkout)
     assert seen == [read] and read._loaded["buyer_email"] == "ana@example.com.br"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_kept_cursor_is_made_anew_for_another_connection_and_while_statements_are_captured() -> None:
+    """The module's statements share one cursor per connection (issue 34: Django's `cursor()` made and wrapped a new
+    one for each): one written while a test captures the statements goes through Django's logging cursor, and one
+    written after the connection was closed goes through the new connection's."""
+    checkout = Checkout.objects.create(buyer_email="ana@example.com.br")
+    checkout.buyer_first_name = "Ana"
+    assert update_where(checkout, ["buyer_first_name"])  # the cursor kept, not logging
+    checkout.buyer_first_name = "Bia"
+    with CaptureQueriesContext(connection) as queries:
+        assert update_where(checkout, ["buyer_first_name"])
+    assert [query["sql"].split()[0] for query in queries] == ["UPDATE"]
+
+    connection.close()
+    checkout.buyer_first_name = "Cris"
+    assert update_where(checkout, ["buyer_first_name"])
+    assert Checkout.objects.get(pk=checkout.pk).buyer_first_name == "Cris"
