@@ -197,6 +197,16 @@ def _posted_amount(form: forms.Form, name: str = "amount") -> int | None:
     return int(value) if value else None
 
 
+def within_refundable(order: Order, amount: int) -> int:
+    """The amount of a money-back field, refused on the field above what is left to refund: said before the tick
+    confirming it is asked (QA walk: R$ 999,00 was to be confirmed, then refused)."""
+    if amount > (available := refundable_amount(order)):
+        raise forms.ValidationError(
+            _("Só %(amount)s do valor pago pode ser reembolsado.") % {"amount": format_brl(available)}
+        )
+    return amount
+
+
 class RefundForm(OrderActionForm):
     amount = MoneyField(label=_("Valor (R$)"), allow_zero=False)
     reason = forms.CharField(label=_("Motivo"), max_length=255)
@@ -214,6 +224,9 @@ class RefundForm(OrderActionForm):
         amount = _posted_amount(self)
         if amount:  # the page drawn again (an error): the tick names the sum typed
             self.fields["confirm"].label = refund_confirm_label(amount)
+
+    def clean_amount(self) -> int:
+        return within_refundable(self.order, self.cleaned_data["amount"])
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -557,13 +570,7 @@ class ReturnForm(OrderActionForm):
     confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
 
     def _within_paid(self, name: str) -> int:
-        amount = self.cleaned_data.get(name) or 0
-        if amount > refundable_amount(self.order):
-            raise forms.ValidationError(
-                _("Só %(amount)s do valor pago pode ser reembolsado.")
-                % {"amount": format_brl(refundable_amount(self.order))}
-            )
-        return amount
+        return within_refundable(self.order, self.cleaned_data.get(name) or 0)
 
     def clean_refund_amount(self) -> int:
         return self._within_paid("refund_amount")
