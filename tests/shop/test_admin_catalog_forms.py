@@ -304,6 +304,21 @@ def test_a_sku_taken_in_other_letters_by_another_product_is_refused(admin_client
     assert list(Variant.objects.values_list("sku", flat=True)) == ["QA-DUP-1"]
 
 
+def test_a_sku_another_product_has_is_refused_naming_that_product(admin_client: Client, category: Category) -> None:
+    """QA walk: a product copied from another kept its SKU, refused as "Variante com este SKU já existe."."""
+    other = Product.objects.create(title="Café especial 500 g", slug="outro", category=category)
+    Variant.objects.create(product=other, sku="SKU-CAFE-500G", title="Único", price=1000, stock=1)
+    response = admin_client.post(
+        "/admin/shop/product/add/", _product_post(category, [_variant(0, "SKU-CAFE-500G", "10")], [])
+    )
+    assert response.status_code == 200
+    assert (
+        "O SKU “SKU-CAFE-500G” já é do produto “Café especial 500 g”: cada variante precisa de um SKU próprio."
+        in response.content.decode()
+    )
+    assert Variant.objects.count() == 1
+
+
 def test_a_product_keeps_its_own_sku_when_saved_again(admin_client: Client, category: Category) -> None:
     assert (
         admin_client.post(
