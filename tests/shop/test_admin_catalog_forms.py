@@ -13,7 +13,7 @@ from PIL import Image
 from kernel.money import format_brl, parse_brl
 from shop.admin.catalog_forms import PhotoField
 from shop.admin.store import StoreSettingsForm
-from shop.models import Category, Product, ProductImage, Variant
+from shop.models import Category, Product, ProductImage, SubscriptionPlan, Variant
 
 pytestmark = pytest.mark.django_db
 
@@ -381,3 +381,14 @@ def test_a_new_store_is_told_a_product_needs_a_category_and_photos_must_be_chose
     html = response.content.decode()
     assert "Escolha a categoria do produto." in html
     assert "crie a primeira categoria" not in html and "As fotos escolhidas" not in html
+
+
+def test_a_product_that_cannot_be_removed_says_to_deactivate_it(admin_client: Client, category: Category) -> None:
+    """QA walk: removing a discontinued product sold by subscription (or already in a checkout) listed the rows
+    keeping it and no way out."""
+    product = Product.objects.create(title="Café de assinatura", slug="cafe-assinatura", category=category)
+    variant = Variant.objects.create(product=product, sku="CAFE-ASS", title="Único", price=3990, stock=5)
+    SubscriptionPlan.objects.create(variant=variant, cycle="monthly", price=3990)
+    page = admin_client.get(f"/admin/shop/product/{product.pk}/delete/").content.decode()
+    assert "Para tirá-lo da loja, desative-o: desmarque “Ativo” no produto e salve" in page
+    assert Product.objects.filter(pk=product.pk).exists()
