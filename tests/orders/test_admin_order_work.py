@@ -456,6 +456,11 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
     payment provider would send it; nobody will. The message and the order's "Valores" say staff pay it and then
     mark it paid."""
     order = place_order(payment_type="manual", lines=[("CAF", 5000, 1)], freight=0)
+    # said on the refund page already, before staff refund (QA walk)
+    assert (
+        "Pago fora da loja: nenhum sistema devolve o dinheiro; a loja o devolve ao comprador e depois usa “Marcar "
+        "como reembolsado (fora da loja)”."
+    ) in admin_client.get(_action(order, "refund")).content.decode()
     response = admin_client.post(
         _action(order, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
     )
@@ -483,6 +488,7 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
     )
     assert [str(m) for m in response.context["messages"]] == ["Reembolso de R$ 30,00 solicitado."]
     assert "Pago fora da loja" not in _page(admin_client, pix)
+    assert "Pago fora da loja" not in admin_client.get(_action(pix, "refund")).content.decode()
 
 
 def test_a_refund_of_a_boleto_order_tells_staff_to_transfer_it_and_where_to_record_it(
@@ -492,6 +498,11 @@ def test_a_refund_of_a_boleto_order_tells_staff_to_transfer_it_and_where_to_reco
     it; a boleto has no estorno, the shop transfers the money and records it under "Devoluções de boleto"."""
     order = place_order(payment_type="boleto", lines=[("CAF", 5000, 1)], freight=0)
     assert order.payment_reference  # the refund is handed to payments (a boleto refund awaiting the transfer)
+    # said on the refund page already, before staff refund (QA walk: it read as a Pix order's)
+    assert (
+        "Boleto não tem estorno automático: a loja transfere o valor ao comprador e registra a transferência em "
+        "Pagamentos → Devoluções de boleto."
+    ) in admin_client.get(_action(order, "refund")).content.decode()
     response = admin_client.post(
         _action(order, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
     )
