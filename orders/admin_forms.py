@@ -20,6 +20,7 @@ from orders.labels import fulfillment_method_label, line_items_text
 from orders.models import EmailKind, FulfillmentExpectation, Order, OrderLine, ReturnCondition, ReturnRequest
 from orders.selectors import failed_refunds_to_pay_outside
 from orders.services._common import refund_count, refundable_amount
+from orders.services.adjustments import refund_goes_through_psp
 from orders.services.notes import DESTINATION_FIELDS, destination_clean, destination_refusal, email_kinds_sent
 from orders.services.returns import (
     return_refund_includes_freight,
@@ -198,6 +199,36 @@ def _posted_amount(form: forms.Form, name: str = "amount") -> int | None:
     return int(value) if value else None
 
 
+def refund_payer_hint(order: Order) -> str:
+    """Who sends the money back when no system does, said before staff refund (QA walk: a boleto order's refund page
+    read as a Pix one's; only the message after it said the shop transfers the money). Empty for Pix and card."""
+    if not refund_goes_through_psp(order):
+        return str(
+            _(
+                "Pago fora da loja: nenhum sistema devolve o dinheiro; a loja o devolve ao comprador e depois usa "
+                "“Marcar como reembolsado (fora da loja)”."
+            )
+        )
+    if order.payment_type == "boleto":
+        return str(
+            _(
+                "Boleto não tem estorno automático: a loja transfere o valor ao comprador e registra a transferência "
+                "em Pagamentos → Devoluções de boleto."
+            )
+        )
+    return ""
+
+
+def within_refundable(order: Order, amount: int) -> int:
+    """The amount of a money-back field, refused on the field above what is left to refund: said before the tick
+    confirming it is asked (QA walk: R$ 999,00 was to be confirmed, then refused)."""
+    if amount > (available := refundable_amount(order)):
+        raise forms.ValidationError(
+            _("Só %(amount)s do valor pago pode ser reembolsado.") % {"amount": format_brl(available)}
+        )
+    return amount
+
+
 class RefundForm(OrderActionForm):
     amount = MoneyField(label=_("Valor (R$)"), allow_zero=False)
     reason = forms.CharField(label=_("Motivo"), max_length=255)
@@ -216,6 +247,9 @@ class RefundForm(OrderActionForm):
         if amount:  # the page drawn again (an error): the tick names the sum typed
             self.fields["confirm"].label = refund_confirm_label(amount)
 
+    def clean_amount(self) -> int:
+        return within_refundable(self.order, self.cleaned_data["amount"])
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         amount = data.get("amount")
@@ -224,9 +258,8 @@ class RefundForm(OrderActionForm):
         return data
 
     def _refundable_help(self) -> None:
-        self.fields["amount"].help_text = _("Reembolsável: %(amount)s") % {
-            "amount": format_brl(refundable_amount(self.order))
-        }
+        refundable = _("Reembolsável: %(amount)s") % {"amount": format_brl(refundable_amount(self.order))}
+        self.fields["amount"].help_text = " ".join(filter(None, (str(refundable), refund_payer_hint(self.order))))
 
     def add_service_error(self, error: OrderError) -> None:
         if error.code != "refund_changed":
@@ -578,13 +611,7 @@ class ReturnForm(OrderActionForm):
     confirm = forms.BooleanField(label=_("Confirmo o reembolso do valor informado acima"), required=False)
 
     def _within_paid(self, name: str) -> int:
-        amount = self.cleaned_data.get(name) or 0
-        if amount > refundable_amount(self.order):
-            raise forms.ValidationError(
-                _("Só %(amount)s do valor pago pode ser reembolsado.")
-                % {"amount": format_brl(refundable_amount(self.order))}
-            )
-        return amount
+        return within_refundable(self.order, self.cleaned_data.get(name) or 0)
 
     def clean_refund_amount(self) -> int:
         return self._within_paid("refund_amount")

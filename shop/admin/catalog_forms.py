@@ -126,10 +126,20 @@ class VariantForm(forms.ModelForm):
         sku = (self.cleaned_data.get("sku") or "").strip()
         # Buyers, agents and spreadsheets type SKUs in any case: "qa-dup-1" beside "QA-DUP-1" would be two
         # variants nobody can tell apart (the unique index only refuses the same letters).
-        taken = Variant.objects.filter(sku__iexact=sku).exclude(pk=self.instance.pk).values_list("sku", flat=True)
-        other = next(iter(taken), None)
-        if sku and other is not None and other != sku:
-            raise ValidationError(_sku_twin(other))
+        twin = (
+            Variant.objects.filter(sku__iexact=sku).exclude(pk=self.instance.pk).select_related("product").first()
+            if sku
+            else None
+        )
+        if twin is not None and twin.sku != sku:
+            raise ValidationError(_sku_twin(twin.sku))
+        if twin is not None:
+            # Named here, with its product: the unique index's "Variante com este SKU já existe." left staff looking
+            # for it among the products (QA walk: a product copied from another kept its SKU).
+            raise ValidationError(
+                _("O SKU “%(sku)s” já é do produto “%(product)s”: cada variante precisa de um SKU próprio.")
+                % {"sku": sku, "product": twin.product.title}
+            )
         return sku
 
     def clean(self) -> dict[str, Any]:

@@ -132,6 +132,7 @@ def test_on_a_phone_staff_cancel_and_reissue_the_nfe_with_the_corrected_cpf(
             staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
             page.get_by_test_id("fiscal-justification").fill("CPF do destinatário informado errado")
             assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            assert tap_height(page, "fiscal-cancel-reissue-button") >= 24
             page.get_by_test_id("fiscal-cancel-reissue-button").click()
             expect(page.locator("ul.messagelist")).to_contain_text(
                 f"Cancelamento da NF-e nº {first.number} solicitado."
@@ -168,6 +169,7 @@ def test_on_a_phone_staff_send_a_correction_letter_and_the_next_starts_from_it(
             staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
             page.get_by_test_id("fiscal-correction-text").fill(letter)
             assert page.evaluate("document.documentElement.scrollWidth") <= 360
+            assert tap_height(page, "fiscal-correction-button") >= 24
             page.get_by_test_id("fiscal-correction-button").click()
             expect(page.locator("ul.messagelist")).to_contain_text("Carta de correção enviada à SEFAZ.")
             expect(page.get_by_test_id("fiscal-correction")).to_contain_text("Carta nº 1, registrada em")
@@ -216,6 +218,7 @@ def test_on_a_phone_staff_issue_the_nfe_de_devolucao_of_a_received_return(
             page = browser.new_page(locale="pt-BR", viewport={"width": 360, "height": 800})
             staff_login(page, live_server.url, f"/admin/orders/order/{order.pk}/change/")
             expect(page.get_by_test_id("fiscal-return-note")).to_contain_text("NF-e de devolução a emitir")
+            assert tap_height(page, "fiscal-return-note-button") >= 24
             page.get_by_test_id("fiscal-return-note-button").click()
             expect(page.locator("ul.messagelist")).to_contain_text("Emissão da NF-e de devolução solicitada.")
             page.reload()
@@ -227,6 +230,14 @@ def test_on_a_phone_staff_issue_the_nfe_de_devolucao_of_a_received_return(
             browser.close()
     sale = FiscalDocument.objects.get(order_ref=order.public_id)
     assert sale.return_notes.get().status == "authorized"
+
+
+def tap_height(page: Any, test_id: str) -> float:
+    """The height of a button of the NF-e box: WCAG 2.2's 24 px minimum (QA walk: Django's `form .button` made them
+    19 px)."""
+    box = page.get_by_test_id(test_id).bounding_box()
+    assert box is not None, test_id
+    return box["height"]
 
 
 # The elements that stick out of a phone's screen (what makes the page scroll sideways), for the failure message.

@@ -233,10 +233,11 @@ def test_delivered_offers_only_shipped_quantities(admin_client: Client, place_or
 
 def test_refund_refusals_are_in_portuguese(admin_client: Client, place_order) -> None:
     order = place_order(lines=[("CAM", 3000, 1)], freight=800)
-    html = admin_client.post(
-        _action(order, "refund"), {"amount": "38,01", "reason": "x", "confirm": "on"}
-    ).content.decode()
-    assert "Não é possível reembolsar R$ 38,01: só R$ 38,00 do valor pago pode ser reembolsado." in html
+    # more than was paid is refused on the field before the tick is asked (QA walk: R$ 999,00 was to be confirmed,
+    # then refused)
+    html = admin_client.post(_action(order, "refund"), {"amount": "38,01", "reason": "x"}).content.decode()
+    assert "Só R$ 38,00 do valor pago pode ser reembolsado." in html
+    assert "Marque “Confirmo o reembolso" not in html
     html = admin_client.post(_action(order, "refund"), {"amount": "0", "reason": "x", "confirm": "on"}).content.decode()
     assert "O valor deve ser maior que zero." in html
     html = admin_client.post(
@@ -434,14 +435,14 @@ def test_refund_asks_for_a_tick_naming_the_amount_and_changes_nothing_without_it
     reembolso de R$ …". Without the tick nothing is refunded, the page says which sum it is about and the tick
     names it."""
     order = place_order(lines=[("CAM", 3000, 1)], freight=800)
-    assert (
-        "Confirmo o reembolso do valor informado acima" in admin_client.get(_action(order, "refund")).content.decode()
-    )
+    # labelled as Django's admin labels a checkbox: no colon after it (QA walk: "…informado acima:")
+    label = '<label for="id_confirm" class="vCheckboxLabel">Confirmo o reembolso do valor informado acima</label>'
+    assert label in admin_client.get(_action(order, "refund")).content.decode()
     response = admin_client.post(_action(order, "refund"), {"amount": "10,00", "reason": "Avaria"})
     assert response.status_code == 200
     html = response.content.decode()
     assert "Marque “Confirmo o reembolso de R$ 10,00” para reembolsar; nada foi reembolsado." in html
-    assert '<label for="id_confirm">Confirmo o reembolso de R$ 10,00' in html
+    assert '<label for="id_confirm" class="vCheckboxLabel">Confirmo o reembolso de R$ 10,00</label>' in html
     assert order.adjustments.count() == 0
     response = admin_client.post(_action(order, "refund"), {"amount": "10,00", "reason": "Avaria", "confirm": "on"})
     assert response.status_code == 302
@@ -455,6 +456,11 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
     payment provider would send it; nobody will. The message and the order's "Valores" say staff pay it and then
     mark it paid."""
     order = place_order(payment_type="manual", lines=[("CAF", 5000, 1)], freight=0)
+    # said on the refund page already, before staff refund (QA walk)
+    assert (
+        "Pago fora da loja: nenhum sistema devolve o dinheiro; a loja o devolve ao comprador e depois usa “Marcar "
+        "como reembolsado (fora da loja)”."
+    ) in admin_client.get(_action(order, "refund")).content.decode()
     response = admin_client.post(
         _action(order, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
     )
@@ -482,6 +488,7 @@ def test_a_refund_of_an_order_paid_outside_the_shop_tells_staff_to_pay_it_themse
     )
     assert [str(m) for m in response.context["messages"]] == ["Reembolso de R$ 30,00 solicitado."]
     assert "Pago fora da loja" not in _page(admin_client, pix)
+    assert "Pago fora da loja" not in admin_client.get(_action(pix, "refund")).content.decode()
 
 
 def test_a_refund_of_a_boleto_order_tells_staff_to_transfer_it_and_where_to_record_it(
@@ -491,6 +498,11 @@ def test_a_refund_of_a_boleto_order_tells_staff_to_transfer_it_and_where_to_reco
     it; a boleto has no estorno, the shop transfers the money and records it under "Devoluções de boleto"."""
     order = place_order(payment_type="boleto", lines=[("CAF", 5000, 1)], freight=0)
     assert order.payment_reference  # the refund is handed to payments (a boleto refund awaiting the transfer)
+    # said on the refund page already, before staff refund (QA walk: it read as a Pix order's)
+    assert (
+        "Boleto não tem estorno automático: a loja transfere o valor ao comprador e registra a transferência em "
+        "Pagamentos → Devoluções de boleto."
+    ) in admin_client.get(_action(order, "refund")).content.decode()
     response = admin_client.post(
         _action(order, "refund"), {"amount": "30,00", "reason": "Avaria", "confirm": "on"}, follow=True
     )

@@ -13,7 +13,7 @@ from PIL import Image
 from kernel.money import format_brl, parse_brl
 from shop.admin.catalog_forms import PhotoField
 from shop.admin.store import StoreSettingsForm
-from shop.models import Category, Product, ProductImage, Variant
+from shop.models import Category, Product, ProductImage, SubscriptionPlan, Variant
 
 pytestmark = pytest.mark.django_db
 
@@ -304,6 +304,21 @@ def test_a_sku_taken_in_other_letters_by_another_product_is_refused(admin_client
     assert list(Variant.objects.values_list("sku", flat=True)) == ["QA-DUP-1"]
 
 
+def test_a_sku_another_product_has_is_refused_naming_that_product(admin_client: Client, category: Category) -> None:
+    """QA walk: a product copied from another kept its SKU, refused as "Variante com este SKU já existe."."""
+    other = Product.objects.create(title="Café especial 500 g", slug="outro", category=category)
+    Variant.objects.create(product=other, sku="SKU-CAFE-500G", title="Único", price=1000, stock=1)
+    response = admin_client.post(
+        "/admin/shop/product/add/", _product_post(category, [_variant(0, "SKU-CAFE-500G", "10")], [])
+    )
+    assert response.status_code == 200
+    assert (
+        "O SKU “SKU-CAFE-500G” já é do produto “Café especial 500 g”: cada variante precisa de um SKU próprio."
+        in response.content.decode()
+    )
+    assert Variant.objects.count() == 1
+
+
 def test_a_product_keeps_its_own_sku_when_saved_again(admin_client: Client, category: Category) -> None:
     assert (
         admin_client.post(
@@ -366,3 +381,14 @@ def test_a_new_store_is_told_a_product_needs_a_category_and_photos_must_be_chose
     html = response.content.decode()
     assert "Escolha a categoria do produto." in html
     assert "crie a primeira categoria" not in html and "As fotos escolhidas" not in html
+
+
+def test_a_product_that_cannot_be_removed_says_to_deactivate_it(admin_client: Client, category: Category) -> None:
+    """QA walk: removing a discontinued product sold by subscription (or already in a checkout) listed the rows
+    keeping it and no way out."""
+    product = Product.objects.create(title="Café de assinatura", slug="cafe-assinatura", category=category)
+    variant = Variant.objects.create(product=product, sku="CAFE-ASS", title="Único", price=3990, stock=5)
+    SubscriptionPlan.objects.create(variant=variant, cycle="monthly", price=3990)
+    page = admin_client.get(f"/admin/shop/product/{product.pk}/delete/").content.decode()
+    assert "Para tirá-lo da loja, desative-o: desmarque “Ativo” no produto e salve" in page
+    assert Product.objects.filter(pk=product.pk).exists()

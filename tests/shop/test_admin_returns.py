@@ -62,7 +62,7 @@ def test_return_with_restock_and_pix_refund(
     # money back asks for the tick naming the sum, as "Reembolsar" does: without it nothing changes
     html = admin_client.post(_action(order, "return"), form).content.decode()
     assert "Marque “Confirmo o reembolso de R$ 30,00” para reembolsar; nada foi reembolsado." in html
-    assert '<label for="id_confirm">Confirmo o reembolso de R$ 30,00' in html
+    assert '<label for="id_confirm" class="vCheckboxLabel">Confirmo o reembolso de R$ 30,00</label>' in html
     assert not order.adjustments.exists()
     form["confirm"] = "on"
     with django_capture_on_commit_callbacks(execute=True):
