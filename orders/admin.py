@@ -56,7 +56,13 @@ from orders.models import (
     ReturnRequest,
 )
 from orders.panels import render_panels
-from orders.selectors import order_search, orders_money_summary, orders_paid_between, orders_with_payment_date
+from orders.selectors import (
+    adjustments_with_drops,
+    order_search,
+    orders_money_summary,
+    orders_paid_between,
+    orders_with_payment_date,
+)
 from orders.services import (
     order_mark_delivered,
 )
@@ -356,9 +362,10 @@ class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
     @admin.display(description=_("reembolsos"))
     def refunds_display(self, order: Order) -> str:
         """Paid, refunded, under way, refused by the provider and what the order comes to: the rows the buyer's page
-        shows after the totals (a refund in progress counted), plus the failed ones staff must redo; every amount
-        unsigned."""
-        rows = money_rows(order, list(order.adjustments.all()), staff=True)[len(order.totals) :]
+        shows after the totals (a refund in progress counted), plus the failed ones staff must redo or dropped; every
+        amount unsigned."""
+        adjustments = list(adjustments_with_drops().filter(order=order))  # one statement, as order.adjustments.all()
+        rows = money_rows(order, adjustments, staff=True)[len(order.totals) :]
         if not rows:
             return "—"
         # Money back as the amount it is, as the "reembolsado" field beside it shows it (the buyer's page and e-mails

@@ -60,13 +60,28 @@ def api_actor(username: str) -> str:
     return f"{API_ACTOR_PREFIX}{username}"
 
 
-def _with_relations(queryset: QuerySet[Order]) -> QuerySet[Order]:
+def _with_relations(queryset: QuerySet[Order], adjustments: QuerySet[Adjustment] | None = None) -> QuerySet[Order]:
     return queryset.prefetch_related(
         Prefetch("lines", queryset=OrderLine.objects.order_by("position", "id")),
         Prefetch("expectations", queryset=FulfillmentExpectation.objects.order_by("position", "id")),
         Prefetch("fulfillment_events", queryset=FulfillmentEvent.objects.order_by("occurred_at", "id")),
-        Prefetch("adjustments", queryset=Adjustment.objects.order_by("occurred_at", "id")),
+        Prefetch(
+            "adjustments",
+            queryset=Adjustment.objects.order_by("occurred_at", "id") if adjustments is None else adjustments,
+        ),
     )
+
+
+def adjustments_with_drops() -> QuerySet[Adjustment]:
+    """Adjustments, oldest first, each with `dropped`: a refund the PSP refused that staff chose not to redo
+    (`adjustment_failed_refund_drop`'s timeline event names it). Read in the adjustments' own statement, so the pages
+    that tell a dropped refund from one still to be redone (the buyer's page, the admin's "Reembolsos") cost no more."""
+    drop = (
+        OrderEvent.objects.filter(order_id=OuterRef("order_id"), kind="refund_dropped")
+        .annotate(named=KT("data__adjustment_id"))
+        .filter(named=OuterRef("public_id"))
+    )
+    return Adjustment.objects.annotate(dropped=Exists(drop)).order_by("occurred_at", "id")
 
 
 def order_for_bcp(order_id: str) -> Order | None:
@@ -86,7 +101,7 @@ def order_for_permalink(token: str) -> Order | None:
     """The buyer's page: the order of an unguessable token (no other lookup is possible there)."""
     if not isinstance(token, str) or not TOKEN_RE.match(token):
         return None
-    return _with_relations(Order.objects.filter(permalink_token=token)).first()
+    return _with_relations(Order.objects.filter(permalink_token=token), adjustments_with_drops()).first()
 
 
 def order_id_for_permalink(token: str) -> str | None:

@@ -29,7 +29,8 @@ from orders.models import (
 
 @dataclass(frozen=True)
 class MoneyRow:
-    kind: str  # subtotal, discount, fulfillment, total, …, then paid, refunded, refund_pending, refund_failed, net
+    # subtotal, discount, fulfillment, total, …, then paid, refunded, refund_pending, refund_failed, refund_dropped, net
+    kind: str
     label: str
     amount: int  # centavos, signed as shown (money back is negative)
 
@@ -38,14 +39,16 @@ def money_rows(order: Order, adjustments: list[Adjustment], *, staff: bool = Fal
     """The order's totals lines, then what was paid, refunded (done / under way) and what it comes to.
 
     `staff`: the admin's "Valores" also names the refunds the provider refused (`refund_failed`, money that did not
-    go back: redo it or record one made outside), shown without a sign and left out of the final value, which is
-    what the buyer's page says too."""
+    go back: redo it or record one made outside) and those staff then dropped (`refund_dropped`, not to be redone),
+    shown without a sign and left out of the final value, which is what the buyer's page says too."""
     rows = [MoneyRow(str(entry["type"]), total_label(entry), int(entry["amount"])) for entry in order.totals]
     refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND]
     done = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.COMPLETED)
     pending = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.PENDING)
-    failed = sum(-a.amount for a in refunds if a.status == AdjustmentStatus.FAILED) if staff else 0
-    if order.paid_amount and (done or pending or failed):
+    refused = [a for a in refunds if a.status == AdjustmentStatus.FAILED] if staff else []
+    failed = sum(-a.amount for a in refused if not is_dropped(a))
+    dropped = sum(-a.amount for a in refused if is_dropped(a))
+    if order.paid_amount and (done or pending or failed or dropped):
         rows.append(MoneyRow("paid", _("Pago"), order.paid_amount))
     if done:
         rows.append(MoneyRow("refunded", _("Reembolsado"), -done))
@@ -53,19 +56,28 @@ def money_rows(order: Order, adjustments: list[Adjustment], *, staff: bool = Fal
         rows.append(MoneyRow("refund_pending", _("Reembolso em andamento"), -pending))
     if failed:
         rows.append(MoneyRow("refund_failed", _("Reembolso com falha (não devolvido)"), failed))
-    if order.paid_amount and (done or pending or failed):
+    if dropped:
+        rows.append(MoneyRow("refund_dropped", _("Reembolso recusado descartado (não devolvido)"), dropped))
+    if order.paid_amount and (done or pending or failed or dropped):
         rows.append(MoneyRow("net", _("Valor final do pedido"), order.paid_amount - done - pending))
     return rows
 
 
+def is_dropped(adjustment: Adjustment) -> bool:
+    """A refused refund staff chose not to redo: `dropped` is read with the adjustments by
+    `orders.selectors.adjustments_with_drops` (other reads leave it out: nothing there tells the two apart)."""
+    return bool(getattr(adjustment, "dropped", False))
+
+
 def redone_refunds(adjustments: list[Adjustment]) -> set[int]:
     """The failed refunds that later refunds (pending or done) made up for: the buyer's page no longer says "a loja
-    refaz" of them. Oldest first, each failed amount is covered by what the later refunds have left."""
+    refaz" of them. Oldest first, each failed amount is covered by what the later refunds have left; a dropped one
+    (`is_dropped`) is owed no more, so it takes nothing from them."""
     refunds = [a for a in adjustments if a.type == AdjustmentType.REFUND]
     left = {a.pk: -a.amount for a in refunds if a.status != AdjustmentStatus.FAILED}
     redone: set[int] = set()
     for index, failed in enumerate(refunds):
-        if failed.status != AdjustmentStatus.FAILED:
+        if failed.status != AdjustmentStatus.FAILED or is_dropped(failed):
             continue
         owed = -failed.amount
         for later in refunds[index + 1 :]:

@@ -126,7 +126,8 @@ def test_an_agent_subscribes_by_card_over_a2a_and_the_sandbox_gateway_charges_th
 def test_bad_input_over_a2a_names_every_field_at_fault_bcp_err_05(server, settings) -> None:
     """The same operation as REST and MCP: each field at fault a message with its path in the subscription's Error
     Response; a due date that is not one is -32602 naming it with every other member of the wrong type, one
-    violation each (data.errors, the SDK's google.rpc.BadRequest)."""
+    violation each (data.errors, the SDK's google.rpc.BadRequest), by its path from the data part's root
+    (`$.subscription.plan_id`, as MCP names it from its arguments; A2A said `$.plan_id`)."""
     from bcp_app.service.platforms import platform_create
     from shop.demo.seed import seed_catalog
     from shop.models import Subscription, SubscriptionPlan, Variant
@@ -165,6 +166,6 @@ def test_bad_input_over_a2a_names_every_field_at_fault_bcp_err_05(server, settin
     assert body["error"]["code"] == -32602
     violations = next(d["fieldViolations"] for d in body["error"]["data"] if d["@type"].endswith("BadRequest"))
     assert {v["field"]: v["description"] for v in violations} == {
-        "$.plan_id": "deve ser um texto", "$.starts_on": "use AAAA-MM-DD"
+        "$.subscription.plan_id": "deve ser um texto", "$.subscription.starts_on": "use AAAA-MM-DD"
     }  # fmt: skip
     assert Subscription.objects.count() == 0

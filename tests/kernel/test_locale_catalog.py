@@ -3,11 +3,13 @@ locale/en or an app's own locale/en (a new message, or one reworded) reaches an 
 
 from __future__ import annotations
 
+import gettext
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +64,28 @@ def test_the_english_catalog_spells_canceled_one_way() -> None:
     british = [line for line in translations if re.search(r"cancell(ed|ing)", line, re.IGNORECASE)]
     assert british == [], "use the American spelling (canceled, canceling) in every English catalog"
     assert any("Canceled" in line for line in translations)
+
+
+def test_every_english_catalog_translates_a_text_as_the_projects_does(tmp_path: Path) -> None:
+    """The orders catalog said "Neighbourhood", "Shipment", "Rejected"… where the project's says "Neighborhood",
+    "Shipping", "Refused" for the same Portuguese (13 entries): Django reads the project's first (LOCALE_PATHS), so
+    an app's own wording was never seen, and a reworded one in either read as a change. One wording for one text."""
+    catalogs = [path for path in ROOT.glob("**/locale/en/LC_MESSAGES/django.po") if ".venv" not in path.parts]
+    project = ROOT / "locale" / "en" / "LC_MESSAGES" / "django.po"
+    assert project in catalogs and len(catalogs) > 1
+
+    def read(catalog: Path) -> dict[Any, str]:
+        compiled = tmp_path / f"{len(list(tmp_path.iterdir()))}.mo"
+        subprocess.run(["msgfmt", "-o", str(compiled), str(catalog)], check=True)
+        with compiled.open("rb") as file:
+            return {key: text for key, text in gettext.GNUTranslations(file)._catalog.items() if key and text}
+
+    words = read(project)
+    differing = {
+        str(catalog.relative_to(ROOT)): sorted(
+            (str(msgid), text, words[msgid]) for msgid, text in read(catalog).items() if words.get(msgid, text) != text
+        )
+        for catalog in catalogs
+        if catalog != project
+    }
+    assert differing == {name: [] for name in differing}, "the project catalog's wording, in every app's catalog"

@@ -8,7 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from kernel.money import format_brl
 from orders.errors import OrderError
@@ -364,6 +366,10 @@ def test_an_order_refund_the_psp_refused_can_be_dropped_and_the_order_refunded_a
     page = client.get(change).content.decode()
     assert f'<a href="{drop}"' in page and ">Descartar reembolso recusado<" in page
     assert refund not in page
+    assert "Reembolso com falha (não devolvido): R$ 15,00" in page
+    _buyer_refunds(order)  # the first read of the page also fills the caches it shares
+    buyer_before, statements = _buyer_refunds(order)
+    assert "— não concluído: a loja refaz o reembolso ou combina outro meio com você" in buyer_before
     action = client.get(drop).content.decode()
     assert "R$ 15,00 — Cliente desistiu de um item" in action
     assert "Confirmo que este reembolso não será refeito (nada é devolvido agora)" in action
@@ -401,6 +407,11 @@ def test_an_order_refund_the_psp_refused_can_be_dropped_and_the_order_refunded_a
     assert f'<a href="{refund}"' in page
     assert "/action/refund-drop/" not in page and "/action/refund-retry/" not in page
     assert "/action/refund-outside/" not in page
+    # the admin's "Reembolsos" names it dropped, not a failure still to be redone
+    assert "Reembolso recusado descartado (não devolvido): R$ 15,00" in page and "Reembolso com falha" not in page
+    # the buyer's page no longer promises the store redoes it, keeps staff's reason off, and costs no more statements
+    dropped = "— não concluído; a loja não vai refazer este reembolso — em caso de dúvida, fale com a loja"
+    assert _buyer_refunds(order) == (f"Reembolso de R$ 15,00 {dropped} (Cliente desistiu de um item)", statements)
     # a second post (a second tab) changes nothing; nor can the dropped one be retried or paid outside
     client.post(drop, form)
     assert OrderEvent.objects.filter(order=order, kind="refund_dropped").count() == 1
@@ -414,6 +425,17 @@ def test_an_order_refund_the_psp_refused_can_be_dropped_and_the_order_refunded_a
     with django_capture_on_commit_callbacks(execute=True):
         client.post(refund, {**too_much, "amount": "15,00"})
     assert Adjustment.objects.filter(order=order, type="refund", status="pending").get().amount == -1500
+    # the fresh refund is its own: the dropped one is still said dropped, not "refunded again (below)"
+    assert dropped in _buyer_refunds(order)[0] and "de novo" not in _buyer_refunds(order)[0]
+
+
+def _buyer_refunds(order: Order) -> tuple[str, int]:
+    """The buyer's page's "Reembolsos e alterações" list as text (dates left out), and the page's statements."""
+    with CaptureQueriesContext(connection) as queries:
+        html = Client().get(order.permalink_path).content.decode()
+    listed = html.split('data-testid="order-adjustments">')[1].split("</ul>")[0]
+    text = re.sub(r"\s+", " ", re.sub(r"<time[^>]*>.*?</time>|<[^>]+>", " ", listed)).strip()
+    return text, len(queries)
 
 
 def _return_refund_asked(capture: Any, settings: Any) -> tuple[Any, Any, Any]:

@@ -99,15 +99,19 @@ def _card_token(request: SubscriptionCreateRequest) -> tuple[str, dict[str, str]
     return token, {}
 
 
-def create_subscription(ctx: RequestContext, body: SubscriptionCreateRequest | Mapping[str, Any]) -> OperationResult:
+def create_subscription(
+    ctx: RequestContext, body: SubscriptionCreateRequest | Mapping[str, Any], *, under: tuple[str, ...] = ()
+) -> OperationResult:
     """`POST /subscriptions`: a pending subscription with its Pix Automático recurrence at the PSP; the buyer
     authorizes it in the bank app (`authorization`), and the cycles are charged ahead of each due date. With a
     card instrument in `payment`, the card is stored at the gateway and the first cycle charged at once: the
-    answer is `active` with the first cycle's order (or `pending_authorization` with the decline, and no order)."""
+    answer is `active` with the first cycle's order (or `pending_authorization` with the decline, and no order).
+    `under`: the member holding the subscription in what the agent sent (A2A: `("subscription",)`), which the
+    paths of a wrong type or a missing member start from, as MCP's (REST's body is the subscription itself)."""
     if (refused := _guard(ctx)) is not None:
         return refused
     # Types, control characters and missing members refused naming the field (nothing written).
-    request = validate(SubscriptionCreateRequest, body)
+    request = validate(SubscriptionCreateRequest, body, under=under)
     buyer = request.buyer
     name = f"{buyer.first_name} {buyer.last_name}"
     address = request.destination.model_dump() if request.destination is not None else None

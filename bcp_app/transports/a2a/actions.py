@@ -420,7 +420,8 @@ def _carts(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[
 def _subscriptions(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[str, Any]:
     """The same operations as REST and MCP; the subscription (or its Error Response) under `a2a.bcp.subscription`."""
     if action == "create_subscription":
-        body = operations.create_subscription(ctx, structured.get("subscription") or {}).body
+        subscription = structured.get("subscription") or {}
+        body = operations.create_subscription(ctx, subscription, under=("subscription",)).body
     else:
         subscription_id = structured.get("subscription_id")
         if not isinstance(subscription_id, str) or not subscription_id:
