@@ -420,7 +420,7 @@ def test_an_order_refund_the_psp_refused_can_be_dropped_and_the_order_refunded_a
     assert refused.value.code == "invalid_status"
     # the fresh refund is bounded by what was paid (the dropped one never counted)
     too_much = {"amount": "999,00", "reason": "Acordo", "confirm": "on", "known_refunds": "1"}
-    bound = f"só {format_brl(order.paid_amount)} do valor pago pode ser reembolsado"
+    bound = f"Só {format_brl(order.paid_amount)} do valor pago pode ser reembolsado"
     assert bound in client.post(refund, too_much).content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         client.post(refund, {**too_much, "amount": "15,00"})
