@@ -207,10 +207,14 @@ def cpu_seconds(pid: int) -> float:
 
 class Clients:
     """What a run of client processes measured: calls per second over the whole window, every answer's id,
-    the clients' own CPU per call and how busy the whole machine was (all cores, /proc/stat)."""
+    the clients' own CPU per call, how busy the whole machine was (all cores, /proc/stat) and its CPU pressure
+    (the share of the window in which some runnable task waited for a core, `cpu_pressure_us`)."""
 
-    def __init__(self, rate: float, ids: list[str], client_cpu: float, busy: float, seconds: float) -> None:
+    def __init__(
+        self, rate: float, ids: list[str], client_cpu: float, busy: float, seconds: float, pressure: float = 0.0
+    ) -> None:
         self.rate, self.ids, self.client_cpu, self.busy, self.seconds = rate, ids, client_cpu, busy, seconds
+        self.pressure = pressure
 
     def __str__(self) -> str:
         return f"client CPU {self.client_cpu * 1000:4.1f} ms/call, machine {self.busy:3.0%} busy"
@@ -220,6 +224,17 @@ def machine_ticks() -> tuple[int, int]:
     """(busy, total) jiffies of all cores since boot, from /proc/stat (idle and iowait are not busy)."""
     fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
+def cpu_pressure_us() -> int:
+    """Microseconds since boot in which some runnable task waited for a core (the kernel's pressure stall
+    information, /proc/pressure/cpu `some`); 0 where the kernel has none. On a shared machine at 1 client it
+    says how much of a call's wall time went to waiting for a core rather than to any process's work."""
+    try:
+        first = Path("/proc/pressure/cpu").read_text().split("\n", 1)[0]
+    except OSError:
+        return 0
+    return int(first.rsplit("total=", 1)[1])
 
 
 def run_clients(
@@ -247,13 +262,14 @@ def run_clients(
             assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         if before_go is not None:
             before_go()
-        ticks = machine_ticks()
+        ticks, stalled = machine_ticks(), cpu_pressure_us()
         for proc in procs:
             assert proc.stdin is not None
             proc.stdin.write("go\n")
             proc.stdin.flush()
         results = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
         busy, total = (now - then for now, then in zip(machine_ticks(), ticks, strict=True))
+        stalled = cpu_pressure_us() - stalled
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -262,7 +278,12 @@ def run_clients(
     started, ended = min(r["start"] for r in results), max(r["end"] for r in results)
     ids = [i for r in results for i in r["ids"]]
     return Clients(
-        len(ids) / (ended - started), ids, sum(r["cpu"] for r in results) / len(ids), busy / total, ended - started
+        len(ids) / (ended - started),
+        ids,
+        sum(r["cpu"] for r in results) / len(ids),
+        busy / total,
+        ended - started,
+        min(1.0, stalled / 1e6 / (ended - started)),
     )
 
 

@@ -13,8 +13,9 @@ clients send), as an outside load generator would, in the same rounds; both rati
 on the same uvicorn (2 workers, production settings, the shared Redis cache,
 the rate limiter running with limits far above what 2 cores reach). Cases run in interleaved rounds
 (tests/bench/rounds.py) at 1 and 8 clients, every client a process of its own; the printed ratios are medians of
-per-round ratios (min–max), beside the server CPU per call (uvicorn + Postgres, from /proc). A2A's Get Order is a
-message: BCP-A2A-07 dedupes every `messageId`, so it also records one (with the reply, in one statement:
+per-round ratios (min–max), beside the server CPU per call (uvicorn + Postgres, from /proc), and at 1 client each
+case's wall time split into the CPU of the processes on its path and the rest, waits (`_wall_split`). A2A's Get
+Order is a message: BCP-A2A-07 dedupes every `messageId`, so it also records one (with the reply, in one statement:
 bcp_app/transports/a2a/reads.py).
 
 Then the thread hop: REST Get Order on uvicorn (ASGI, the request served in a thread of the event loop's
@@ -201,6 +202,23 @@ def _light_and_official(windows: dict[str, list[Window]], official: str, light: 
     )
 
 
+def _wall_split(windows: dict[str, list[Window]]) -> str:
+    """At 1 client, each case's wall time per call beside the CPU every process on its path spent on it (uvicorn,
+    Postgres, the client): a call is served by one party at a time, so what the CPU does not explain was spent
+    waiting, and the CPU pressure says how much of each window some runnable task waited for a core. Measured
+    (issue 34): no sleep, timer or Nagle wait on any transport; on this shared 2-core machine at 90 % pressure
+    the rest is run-queue waits, one per wake-up on a call's path (the thread hop, each Redis and Postgres
+    round trip, the client's turn), so a transport with more round trips or CPU loses more of its 1-client
+    rate than its CPU alone says."""
+    cells = []
+    for name, ws in windows.items():
+        wall = median([1000 / w.rate for w in ws])
+        cpu = median([w.uvicorn + w.postgres + w.clients.client_cpu * 1000 for w in ws])
+        pressure = median([w.clients.pressure for w in ws])
+        cells.append(f"{name} {wall:4.1f} = CPU {cpu:3.1f} + waits {wall - cpu:4.1f} ({pressure:3.0%})")
+    return "wall ms/call = CPU of uvicorn + Postgres + client, + waits (CPU pressure): " + " | ".join(cells)
+
+
 def _client_ceiling(mine: list[Window], base: list[Window]) -> str:
     """Every client runs on the same 2 cores as the server: once the machine is saturated (8 clients) a call's rate
     is the machine's CPU over what one call takes of it, the client's CPU included, and at 1 client the client's
@@ -264,6 +282,8 @@ def test_get_order_three_transports_vs_bare_select(bcp_settings: Any, fake_platf
             )
             for name in ("REST", "MCP", "A2A", *LIGHT.values(), BARE_MCP, BARE_A2A):
                 print(f"    {_summary(windows, name, 'bare')}")
+            if clients == 1:
+                print(f"    {_wall_split(windows)}")
             for name, light in LIGHT.items():
                 print(f"    {_light_and_official(windows, name, light)}")
             for name, floor in PROTOCOL_FLOORS.items():
