@@ -34,26 +34,34 @@ def _subscription_part(message: Any) -> dict[str, Any]:
     raise AssertionError(f"no a2a.bcp.subscription in {message}")
 
 
-def test_an_agent_creates_and_cancels_a_subscription_over_a2a(server, settings) -> None:
+def _plan_and_agent(url: str, name: str) -> tuple[Any, dict[str, str]]:
+    """The demo catalog with a monthly coffee plan, and the headers of an A2A agent whose profile (at `url`) offers
+    the subscription extension."""
     from bcp_app.service.platforms import platform_create
     from shop.demo.seed import seed_catalog
-    from shop.models import Subscription, SubscriptionPlan, Variant
+    from shop.models import SubscriptionPlan, Variant
 
-    settings.BCP_PIX_SANDBOX = True
-    settings.PIX_SANDBOX_WEBHOOK_URL = ""
     seed_catalog()
     plan = SubscriptionPlan.objects.create(variant=Variant.objects.get(sku="SKU-CAFE-500G"), cycle="monthly",
                                            price=3990)  # fmt: skip
-    url = "https://agente.example/assinaturas/bcp.json"
     profile = platform_profile()
     profile["ucp"]["capabilities"][SUBSCRIPTION] = [
         {**_capability("subscription", "subscription")[0],
          "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
     ]  # fmt: skip
     cache_profile(url, profile)
-    created = platform_create(name="Agente A2A assinaturas", profile_url=url)
+    created = platform_create(name=name, profile_url=url)
     headers = {"BCP-Agent": f'profile="{url}"', "A2A-Extensions": EXTENSION,
                "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
+    return plan, headers
+
+
+def test_an_agent_creates_and_cancels_a_subscription_over_a2a(server, settings) -> None:
+    from shop.models import Subscription
+
+    settings.BCP_PIX_SANDBOX = True
+    settings.PIX_SANDBOX_WEBHOOK_URL = ""
+    plan, headers = _plan_and_agent("https://agente.example/assinaturas/bcp.json", "Agente A2A assinaturas")
     subscription = {
         "plan_id": plan.public_id,
         "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@example.com.br", "tax_id": "52998224725"},
@@ -80,26 +88,11 @@ def test_an_agent_creates_and_cancels_a_subscription_over_a2a(server, settings) 
 
 def test_an_agent_subscribes_by_card_over_a2a_and_the_sandbox_gateway_charges_the_first_cycle(server, settings) -> None:
     from bcp_app.models import A2AContext, A2ATask
-    from bcp_app.service.platforms import platform_create
     from orders.models import Order
-    from shop.demo.seed import seed_catalog
-    from shop.models import SubscriptionPlan, Variant
 
     settings.BCP_PIX_SANDBOX = True  # the sandbox card gateway; `success_token` is BCP's test token
     settings.PIX_SANDBOX_WEBHOOK_URL = ""
-    seed_catalog()
-    plan = SubscriptionPlan.objects.create(variant=Variant.objects.get(sku="SKU-CAFE-500G"), cycle="monthly",
-                                           price=3990)  # fmt: skip
-    url = "https://agente.example/assinaturas-cartao/bcp.json"
-    profile = platform_profile()
-    profile["ucp"]["capabilities"][SUBSCRIPTION] = [
-        {**_capability("subscription", "subscription")[0],
-         "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
-    ]  # fmt: skip
-    cache_profile(url, profile)
-    created = platform_create(name="Agente A2A cartão", profile_url=url)
-    headers = {"BCP-Agent": f'profile="{url}"', "A2A-Extensions": EXTENSION,
-               "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
+    plan, headers = _plan_and_agent("https://agente.example/assinaturas-cartao/bcp.json", "Agente A2A cartão")
     card = {"id": "instr_1", "handler_id": settings.BCP_CARD_HANDLER_ID, "type": "card",
             "credential": {"type": "PAYMENT_GATEWAY", "token": "success_token"}}  # fmt: skip
     subscription = {
@@ -128,24 +121,10 @@ def test_bad_input_over_a2a_names_every_field_at_fault_bcp_err_05(server, settin
     Response; a due date that is not one is -32602 naming it with every other member of the wrong type, one
     violation each (data.errors, the SDK's google.rpc.BadRequest), by its path from the data part's root
     (`$.subscription.plan_id`, as MCP names it from its arguments; A2A said `$.plan_id`)."""
-    from bcp_app.service.platforms import platform_create
-    from shop.demo.seed import seed_catalog
-    from shop.models import Subscription, SubscriptionPlan, Variant
+    from shop.models import Subscription
 
     settings.BCP_PIX_SANDBOX = True
-    seed_catalog()
-    plan = SubscriptionPlan.objects.create(variant=Variant.objects.get(sku="SKU-CAFE-500G"), cycle="monthly",
-                                           price=3990)  # fmt: skip
-    url = "https://agente.example/assinaturas/erros.json"
-    profile = platform_profile()
-    profile["ucp"]["capabilities"][SUBSCRIPTION] = [
-        {**_capability("subscription", "subscription")[0],
-         "extends": ["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"]}
-    ]  # fmt: skip
-    cache_profile(url, profile)
-    created = platform_create(name="Agente A2A erros", profile_url=url)
-    headers = {"BCP-Agent": f'profile="{url}"', "A2A-Extensions": EXTENSION,
-               "Authorization": f"Bearer {created.api_key}"}  # fmt: skip
+    plan, headers = _plan_and_agent("https://agente.example/assinaturas/erros.json", "Agente A2A erros")
     subscription = {
         "plan_id": plan.public_id,
         "buyer": {"first_name": "Ana", "last_name": "Souza", "email": "ana@", "tax_id": "52998224725"},

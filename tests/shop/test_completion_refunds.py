@@ -88,6 +88,17 @@ def test_refund_payments_cannot_make_marks_the_adjustment_failed(django_capture_
     assert not PixRefund.objects.exists()
 
 
+def _order_viewer() -> Client:
+    """A staff member who may only view orders, signed in."""
+    from django.contrib.auth.models import Permission, User
+
+    viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
+    outsider = Client()
+    outsider.force_login(viewer)
+    return outsider
+
+
 def _queue_statuses(client: Client) -> list[str]:
     """The status column of the returns queue, as staff read it."""
     queue = client.get("/admin/orders/returnrequest/").content.decode()
@@ -150,7 +161,6 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     the shop's offline-refund path: nothing goes to the PSP, the timeline says how, the return is `refunded` and
     the order's webhook say so (Get Order of an agent's return: tests/bcp_app/test_order_actions_rest.py). Staff
     without “refund_order” cannot."""
-    from django.contrib.auth.models import Permission, User
 
     from orders.models import OrderEvent, OutboxMessage
 
@@ -167,10 +177,7 @@ def test_a_return_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     # (on the return's own page: the order's “Marcar como pago por fora” is for refunds of no return)
     assert "/action/refund-outside/" not in client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     # when a staff member who may only view orders tries it, then nothing changes
-    viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
-    viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
-    outsider = Client()
-    outsider.force_login(viewer)
+    outsider = _order_viewer()
     form = {"request": request.public_id, "step": "refund_offline", "means": "transferencia"}
     refused = outsider.post(f"/admin/orders/order/{order.public_id}/action/return-request/", form)
     assert refused.status_code == 403
@@ -230,7 +237,6 @@ def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     return) that the PSP refused could only be asked of the PSP again. “Marcar como pago por fora” records
     the shop's own transfer through the same offline path: nothing to the PSP, the timeline says how, Get Order has
     the refund completed (BCP §7: the failed adjustment stays failed). Staff without “refund_order” cannot."""
-    from django.contrib.auth.models import Permission, User
 
     from orders.models import OrderEvent, OutboxMessage
 
@@ -245,10 +251,7 @@ def test_an_order_refund_the_psp_refused_can_be_marked_refunded_by_the_shop_outs
     assert "Marcar como pago por fora" in action
     assert "Só depois de devolver R$ 15,00 ao comprador fora da loja: nada é enviado ao PSP." in action
     # when a staff member who may only view orders tries it, then nothing changes
-    viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
-    viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
-    outsider = Client()
-    outsider.force_login(viewer)
+    outsider = _order_viewer()
     form = {"adjustment": failed.public_id, "means": "transferencia", "note": "TED 4242"}
     assert outsider.post(url, form).status_code == 403
     assert Adjustment.objects.filter(order=order, type="refund").count() == 1
@@ -354,7 +357,6 @@ def test_an_order_refund_the_psp_refused_can_be_dropped_and_the_order_refunded_a
     refund, nothing let staff drop it, and “Reembolsar” stayed hidden for good. “Descartar reembolso recusado” (with
     the tick saying nothing goes back, “refund_order” only) drops it: no money moves, the refused refund stays failed
     (BCP §7), the timeline says so for staff, and the order offers a fresh “Reembolsar”, bounded by what was paid."""
-    from django.contrib.auth.models import Permission, User
 
     from orders.models import OrderEvent, OutboxMessage
 
@@ -374,10 +376,7 @@ def test_an_order_refund_the_psp_refused_can_be_dropped_and_the_order_refunded_a
     assert "R$ 15,00 — Cliente desistiu de um item" in action
     assert "Confirmo que este reembolso não será refeito (nada é devolvido agora)" in action
     # when a staff member who may only view orders tries it, then nothing changes
-    viewer = User.objects.create_user("so-ver", password="pw-12345678", is_staff=True)
-    viewer.user_permissions.add(Permission.objects.get(content_type__app_label="orders", codename="view_order"))
-    outsider = Client()
-    outsider.force_login(viewer)
+    outsider = _order_viewer()
     form = {"adjustment": failed.public_id, "reason": "Pago em dinheiro no balcão", "confirm": "on"}
     assert outsider.post(drop, form).status_code == 403
     # without the tick, or without a reason, the field is named and nothing changes

@@ -40,6 +40,15 @@ def _post(client, fake: FakeMelhorEnvio, body: bytes, captured, signature: str |
                            headers={"X-ME-Signature": signature or fake.sign(body)})  # fmt: skip
 
 
+def _posted(client, fake: FakeMelhorEnvio, captured):  # type: ignore[no-untyped-def]
+    """A label bought and its parcel posted (the carrier's webhook): the order, the label, its code, the shipment."""
+    order, label = _bought(captured)
+    code = fake.orders[label.remote_id]["tracking"]
+    posted = fake.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
+    _post(client, fake, posted, captured)
+    return order, label, code, FulfillmentEvent.objects.get(order=order, type="shipped")
+
+
 def test_melhor_envio_posted_then_delivered_ship_and_close_the_order(
     client,
     melhorenvio: FakeMelhorEnvio,
@@ -247,11 +256,7 @@ def test_carrier_events_after_a_tracking_correction_keep_the_corrected_code(
     # QA walk: staff corrected the code ("Corrigir rastreio"); the carrier's next events came back with the label's
     # old code, and the buyer's page showed it again under "Entregue".
     captured = django_capture_on_commit_callbacks
-    order, label = _bought(captured)
-    old = melhorenvio.orders[label.remote_id]["tracking"]
-    posted = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
-    _post(client, melhorenvio, posted, captured)
-    shipment = FulfillmentEvent.objects.get(order=order, type="shipped")
+    order, label, old, shipment = _posted(client, melhorenvio, captured)
     new = s10(99_999_999)
     with captured(execute=True):
         order_tracking_correct(order_id=order.public_id, event_id=shipment.public_id, tracking_number=new)
@@ -279,11 +284,7 @@ def test_a_new_code_the_carrier_gives_the_label_is_recorded_and_shown_to_the_buy
     event, the timeline, the buyer's e-mail and page; the events go on under it, and the same webhook again changes
     nothing."""
     captured = django_capture_on_commit_callbacks
-    order, label = _bought(captured)
-    old = melhorenvio.orders[label.remote_id]["tracking"]
-    posted = melhorenvio.webhook(label.remote_id, "order.posted", status="posted", posted_at="2026-12-05 10:00:00")
-    _post(client, melhorenvio, posted, captured)
-    shipment = FulfillmentEvent.objects.get(order=order, type="shipped")
+    order, label, old, shipment = _posted(client, melhorenvio, captured)
     mail.outbox.clear()
     # when the carrier's next webhook names a new code for the same order
     new = melhorenvio.retrack(label.remote_id)
