@@ -405,6 +405,28 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     return _json({"code": "internal_error", "content": "Erro interno; nada foi alterado."}, 500, request)
 
 
+def past_ninja(path: str, views: Mapping[str, Callable[..., HttpResponse]]) -> Callable[..., HttpResponse]:
+    """A view for ninja's route `path` (bcp_app/urls.py routes it ahead of ninja's patterns) that calls the route's
+    view of each method in `views` straight away: a hot view whose only parameter is a path string that ninja
+    validates as any string and `_run` checks itself. Ninja's operations stay declared (the OpenAPI document is
+    theirs), but their per-call work (a throwaway response object, a pydantic model of the path, the walk
+    through ninja's patterns) was ~5 % of a Get Order's CPU (issue 34). An exception a view lets through goes
+    to the API's handlers as ninja would send it; any other method gets ninja's own answer (its 405)."""
+    ninja_view = api.default_router.path_operations[path].get_view()
+
+    @csrf_exempt  # as ninja's views are: a POST here gets ninja's 405, not the site's CSRF refusal
+    def direct(request: HttpRequest, **path_ids: str) -> HttpResponse:
+        view = views.get(request.method or "")
+        if view is None:
+            return ninja_view(request, **path_ids)
+        try:
+            return view(request, **path_ids)
+        except Exception as exc:  # what ninja's Operation.run does with it: the API's exception handlers
+            return api.on_exception(request, exc)
+
+    return direct
+
+
 # --- checkout ---------------------------------------------------------------------------------------------
 
 CHECKOUT_RESPONSES = {200: CheckoutResponse | ErrorResponse, 201: CheckoutResponse, **ERRORS}
@@ -510,6 +532,13 @@ def cancel_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse:
     return _checkout_write(request, "cancel_checkout", checkout_id, operations.cancel_checkout)
 
 
+# The checkout's reads and writes of a purchase past ninja's per-call work (`past_ninja`, bcp_app/urls.py).
+checkout_direct = past_ninja("/checkout-sessions/{checkout_id}", {"GET": get_checkout, "PUT": update_checkout})
+checkout_direct.__name__ = "checkout_direct"
+complete_direct = past_ninja("/checkout-sessions/{checkout_id}/complete", {"POST": complete_checkout})
+complete_direct.__name__ = "complete_direct"
+
+
 # --- cart (br.dev.bcp.shopping.cart) -------------------------------------------------------------------------
 
 CART_RESPONSES = {200: CartResponse | ErrorResponse, 201: CartResponse, **ERRORS}
@@ -568,23 +597,8 @@ def get_order(request: HttpRequest, order_id: PathId) -> HttpResponse:
     return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id), path_ids={"order_id": order_id})
 
 
-_ORDER_PATH_VIEW = api.default_router.path_operations["/orders/{order_id}"].get_view()
-
-
-@csrf_exempt  # as ninja's views are: a POST here gets ninja's 405, not the site's CSRF refusal
-def get_order_direct(request: HttpRequest, order_id: str) -> HttpResponse:
-    """`GET /bcp/v1/orders/{order_id}` routed straight here (bcp_app/urls.py, ahead of ninja's patterns): the most
-    called read, whose only parameter is a path string that ninja validates as any string and `_run` checks
-    itself. Ninja's operation stays declared (the OpenAPI document is its), but its per-call work (a throwaway
-    response object, a pydantic model of the path, the walk through its patterns) was ~5 % of a Get Order's
-    CPU (issue 34). An exception `_run` lets through goes to the API's handlers as ninja would send it; any
-    other method gets ninja's own answer (405 naming GET)."""
-    if request.method != "GET":
-        return _ORDER_PATH_VIEW(request, order_id=order_id)
-    try:
-        return get_order(request, order_id)
-    except Exception as exc:  # what ninja's Operation.run does with it: the API's exception handlers
-        return api.on_exception(request, exc)
+get_order_direct = past_ninja("/orders/{order_id}", {"GET": get_order})
+get_order_direct.__name__ = "get_order_direct"
 
 
 # --- order actions (extension br.dev.bcp.shopping.order_actions, issue 35) ---------------------------------
