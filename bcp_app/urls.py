@@ -7,8 +7,11 @@ from bcp_app.transports.well_known import well_known_bcp
 
 urlpatterns = [
     path(".well-known/bcp", well_known_bcp, name="bcp_profile"),
-    # Get Order, the agents' most called read, to its view without ninja's per-call machinery (issue 34)
+    # Get Order, the agents' most called read, and a purchase's checkout reads, update and complete to their
+    # views without ninja's per-call machinery (issue 34)
     path("bcp/v1/orders/<str:order_id>", rest.get_order_direct),
+    path("bcp/v1/checkout-sessions/<str:checkout_id>", rest.checkout_direct),
+    path("bcp/v1/checkout-sessions/<str:checkout_id>/complete", rest.complete_direct),
     path("bcp/v1/", api.urls),
     # The UCP face (issue 35): discovery per version and UCP 2026-01-11's REST binding on the same operations.
     path(".well-known/ucp", ucp_rest.well_known_ucp, name="ucp_profile"),

@@ -33,6 +33,8 @@ from django.db import connections
 from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable, get_related_populators
 
+from kernel.rows import kept_cursor
+
 # Integer stand-ins: in range for every integer column, positive or not (Django refuses out-of-range lookups at
 # compile time), and far from any identifier this shop reaches; the second build proves no constant equals one.
 _INT_STAND_IN = 2_000_000_000
@@ -184,9 +186,9 @@ class Compiled:
         when it needs one; None for another shape (the caller reads `rows`)."""
         if self.plain is None:
             return None
-        with connections[self.queryset.db].cursor() as cursor:
-            cursor.execute(self.sql, self.bound(values))
-            return cursor.fetchall()
+        cursor = kept_cursor(connections[self.queryset.db])
+        cursor.execute(self.sql, self.bound(values))
+        return cursor.fetchall()
 
     @functools.cached_property
     def columns(self) -> dict[str, int]:
@@ -207,15 +209,15 @@ class Compiled:
         """The queryset's rows (model instances) with `values` in place of the stand-ins."""
         bound = self.bound(values)
         connection = connections[self.queryset.db]
-        if self.plain is not None:
-            with connection.cursor() as cursor:
-                cursor.execute(self.sql, bound)
-                found = cursor.fetchall()
-            return [self._plain_instance(self.plain, row, connection) for row in found]
-        if self.joined is not None:
-            with connection.cursor() as cursor:
-                cursor.execute(self.sql, bound)
-                found = cursor.fetchall()
+        if self.plain is not None or self.joined is not None:
+            # kernel.rows' cursor of this connection, kept across statements (made anew for another connection,
+            # a change of query logging, a health check still due): Django's `cursor()` made and wrapped a new
+            # one per read, about forty calls, for the checkout's read on every update and complete (issue 34)
+            cursor = kept_cursor(connection)
+            cursor.execute(self.sql, bound)
+            found = cursor.fetchall()
+            if self.plain is not None:
+                return [self._plain_instance(self.plain, row, connection) for row in found]
             return [self._joined_instance(self.joined, row, connection) for row in found]
         compiler = copy.copy(self.compiler)  # one per call: the connection is this thread's
         compiler.connection = connection

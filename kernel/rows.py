@@ -360,10 +360,10 @@ def _cursor(db: BaseDatabaseWrapper) -> CursorWrapper:
 _KEPT_CURSOR = "_kernel_rows_cursor"
 
 
-def kept_cursor() -> CursorWrapper:
-    """`_cursor` of the default database, for a statement of the caller's own on a hot path (not closed after it:
-    the next statement reuses it)."""
-    return _cursor(_db())
+def kept_cursor(db: BaseDatabaseWrapper | None = None) -> CursorWrapper:
+    """`_cursor` of `db` (the default database's connection when None), for a statement of the caller's own on a
+    hot path (not closed after it: the next statement reuses it)."""
+    return _cursor(_db() if db is None else db)
 
 
 def _run(db: BaseDatabaseWrapper, sql: str, params: list[Any]) -> Any:

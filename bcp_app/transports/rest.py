@@ -16,7 +16,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.encoding import escape_uri_path
 from django.views.decorators.csrf import csrf_exempt
-from ninja import Body, NinjaAPI, Path
+from ninja import NinjaAPI, Path
 from ninja.errors import HttpError, ValidationError
 from ninja.openapi.schema import REF_TEMPLATE, OpenAPISchema
 from ninja.parser import Parser
@@ -24,7 +24,7 @@ from ninja.schema import NinjaGenerateJsonSchema
 from pydantic import BaseModel
 
 from bcp_app.protocol.errors import ProtocolError
-from bcp_app.protocol.field_errors import error_loc, field_problems
+from bcp_app.protocol.field_errors import error_loc, error_text, field_problems
 from bcp_app.protocol.results import OperationResult, body_bytes
 from bcp_app.protocol.schemas import (
     CheckoutCancelRequest,
@@ -53,7 +53,7 @@ from bcp_app.protocol.schemas.text import (
     identifier_problem,
 )
 from bcp_app.protocol.signatures import RESPONSE_COMPONENTS, HttpMessage, content_digest, sign_message
-from bcp_app.protocol.validation import invalid_fields
+from bcp_app.protocol.validation import invalid_fields, validate
 from bcp_app.service import idempotency, operations, ratelimit
 from bcp_app.service.context import RequestContext, SignedRequest, resolve_context
 from bcp_app.service.negotiation import AGENT_HEADER, parse_agent_header
@@ -148,7 +148,6 @@ def own_body_documented(model: type[BaseModel], *, optional: str | None = None) 
     return {**writes_documented(), "requestBody": body}
 
 
-OptionalBody = Body(None, description="Opcional: sem corpo é um cancelamento sem motivo.")
 # A path id holds no control character (`_run` refuses it with its own message); the pattern says so in the
 # OpenAPI without replacing that message with pydantic's.
 _PATH_ID = Path(description="Id do recurso (sem caracteres de controle).")
@@ -349,17 +348,11 @@ def _sign_response(response: HttpResponse) -> None:
 # --- error handlers: never a 500 for bad input, never internals -------------------------------------------
 
 
-_ORDER_ACTIONS = {"cancel": "cancel_order", "returns": "request_return"}  # the last path segment → operation
-
-
-def _header_problem(request: HttpRequest, operation: str | None = None) -> ProtocolError | None:
+def _header_problem(request: HttpRequest, operation: str = "") -> ProtocolError | None:
     """BCP §3 / BCP-IDEM-02: the header errors `_run` answers for a valid body come before a body error too
     (ninja validates the body before the view runs). Cheap checks only: no profile fetch, no rate count.
-    `operation`: the one a view refusing its own body runs; else an order action's, from ninja's request path."""
-    if operation is None:
-        parts = request.path.rstrip("/").split("/")
-        is_action = request.method == "POST" and "orders" in parts
-        operation = _ORDER_ACTIONS.get(parts[-1], "") if is_action else ""
+    `operation`: the one a view refusing its own body runs (the Idempotency-Key it requires checked too); none on
+    ninja's routes, whose operations require no key."""
     try:
         if operation in idempotency.KEY_REQUIRED:
             idempotency.check_key(header(request, "Idempotency-Key"), operation=operation)
@@ -412,6 +405,28 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     return _json({"code": "internal_error", "content": "Erro interno; nada foi alterado."}, 500, request)
 
 
+def past_ninja(path: str, views: Mapping[str, Callable[..., HttpResponse]]) -> Callable[..., HttpResponse]:
+    """A view for ninja's route `path` (bcp_app/urls.py routes it ahead of ninja's patterns) that calls the route's
+    view of each method in `views` straight away: a hot view whose only parameter is a path string that ninja
+    validates as any string and `_run` checks itself. Ninja's operations stay declared (the OpenAPI document is
+    theirs), but their per-call work (a throwaway response object, a pydantic model of the path, the walk
+    through ninja's patterns) was ~5 % of a Get Order's CPU (issue 34). An exception a view lets through goes
+    to the API's handlers as ninja would send it; any other method gets ninja's own answer (its 405)."""
+    ninja_view = api.default_router.path_operations[path].get_view()
+
+    @csrf_exempt  # as ninja's views are: a POST here gets ninja's 405, not the site's CSRF refusal
+    def direct(request: HttpRequest, **path_ids: str) -> HttpResponse:
+        view = views.get(request.method or "")
+        if view is None:
+            return ninja_view(request, **path_ids)
+        try:
+            return view(request, **path_ids)
+        except Exception as exc:  # what ninja's Operation.run does with it: the API's exception handlers
+            return api.on_exception(request, exc)
+
+    return direct
+
+
 # --- checkout ---------------------------------------------------------------------------------------------
 
 CHECKOUT_RESPONSES = {200: CheckoutResponse | ErrorResponse, 201: CheckoutResponse, **ERRORS}
@@ -462,9 +477,7 @@ def _checkout_write(
     try:
         body = json_body(request)
     except ProtocolError as exc:
-        if exc.code == "invalid_request":
-            exc = _header_problem(request, operation) or exc
-        return _protocol_error(request, exc)
+        return _body_refused(request, operation, exc)
     if isinstance(body, dict) and control_escape_free(request.body):  # what `BoundedParser` tells ninja's models
         body = EscapeFreeObject(body)
     return _run(
@@ -475,6 +488,14 @@ def _checkout_write(
         path_ids={"checkout_id": checkout_id},
         joinable=complete,
     )
+
+
+def _body_refused(request: HttpRequest, operation: str, exc: ProtocolError) -> HttpResponse:
+    """A body refused by a view that reads its own: a header error `_run` would answer comes first (BCP-IDEM-02),
+    as `_validation_error` and `_http_error` do on ninja's routes; a body too large is said at once, as `_too_big`."""
+    if exc.code == "invalid_request":
+        exc = _header_problem(request, operation) or exc
+    return _protocol_error(request, exc)
 
 
 @api.put(
@@ -509,6 +530,13 @@ def complete_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse
 )
 def cancel_checkout(request: HttpRequest, checkout_id: PathId) -> HttpResponse:
     return _checkout_write(request, "cancel_checkout", checkout_id, operations.cancel_checkout)
+
+
+# The checkout's reads and writes of a purchase past ninja's per-call work (`past_ninja`, bcp_app/urls.py).
+checkout_direct = past_ninja("/checkout-sessions/{checkout_id}", {"GET": get_checkout, "PUT": update_checkout})
+checkout_direct.__name__ = "checkout_direct"
+complete_direct = past_ninja("/checkout-sessions/{checkout_id}/complete", {"POST": complete_checkout})
+complete_direct.__name__ = "complete_direct"
 
 
 # --- cart (br.dev.bcp.shopping.cart) -------------------------------------------------------------------------
@@ -569,26 +597,49 @@ def get_order(request: HttpRequest, order_id: PathId) -> HttpResponse:
     return _run(request, "get_order", lambda ctx: operations.get_order(ctx, order_id), path_ids={"order_id": order_id})
 
 
-_ORDER_PATH_VIEW = api.default_router.path_operations["/orders/{order_id}"].get_view()
-
-
-@csrf_exempt  # as ninja's views are: a POST here gets ninja's 405, not the site's CSRF refusal
-def get_order_direct(request: HttpRequest, order_id: str) -> HttpResponse:
-    """`GET /bcp/v1/orders/{order_id}` routed straight here (bcp_app/urls.py, ahead of ninja's patterns): the most
-    called read, whose only parameter is a path string that ninja validates as any string and `_run` checks
-    itself. Ninja's operation stays declared (the OpenAPI document is its), but its per-call work (a throwaway
-    response object, a pydantic model of the path, the walk through its patterns) was ~5 % of a Get Order's
-    CPU (issue 34). An exception `_run` lets through goes to the API's handlers as ninja would send it; any
-    other method gets ninja's own answer (405 naming GET)."""
-    if request.method != "GET":
-        return _ORDER_PATH_VIEW(request, order_id=order_id)
-    try:
-        return get_order(request, order_id)
-    except Exception as exc:  # what ninja's Operation.run does with it: the API's exception handlers
-        return api.on_exception(request, exc)
+get_order_direct = past_ninja("/orders/{order_id}", {"GET": get_order})
+get_order_direct.__name__ = "get_order_direct"
 
 
 # --- order actions (extension br.dev.bcp.shopping.order_actions, issue 35) ---------------------------------
+
+
+def _action_payload[M: BaseModel](request: HttpRequest, model: type[M], *, optional: bool) -> M | None:
+    """The body of an order action as ninja read a declared `payload: model` (`model | None = Body(None)` when
+    `optional`): no body or `null` is None when optional, else `$` missing or not an object; the rest validated
+    with the model (the shared `validate`, the operations' own). ProtocolError as `json_body` and `validate`."""
+    try:
+        raw = request.body
+    except RequestDataTooBig as exc:
+        raise request_too_large() from exc
+    body = json_body(request) if raw else None
+    if body is None:
+        if optional:
+            return None
+        raise invalid_fields({"$": error_text({"type": "model_type" if raw else "missing"})})
+    if isinstance(body, dict) and control_escape_free(raw):  # what `BoundedParser` tells ninja's models
+        body = EscapeFreeObject(body)
+    return validate(model, body)
+
+
+def _order_action(
+    request: HttpRequest,
+    operation: str,
+    order_id: str,
+    model: type[BaseModel],
+    run: Callable[[RequestContext, str, Any], OperationResult],
+    *,
+    optional: bool = False,
+) -> HttpResponse:
+    """An order action whose view reads its body itself (no ninja body parameter, so `_header_problem` need not
+    work out the operation from the path): validated before `_run`, as ninja did before the view, so every answer
+    and its order stay as they were: a header error first (BCP-IDEM-02), then a body error, then the path id,
+    the credentials, the rate window and idempotency."""
+    try:
+        payload = _action_payload(request, model, optional=optional)
+    except ProtocolError as exc:
+        return _body_refused(request, operation, exc)
+    return _run(request, operation, lambda ctx: run(ctx, order_id, payload), path_ids={"order_id": order_id})
 
 
 @api.post(
@@ -596,15 +647,10 @@ def get_order_direct(request: HttpRequest, order_id: str) -> HttpResponse:
     response={200: OrderResponse | ErrorResponse, **ERRORS},
     summary="Cancel order (extension order_actions)",
     tags=["order"],
-    openapi_extra=writes_documented(),
+    openapi_extra=own_body_documented(CancelOrderRequest, optional="Opcional: sem corpo é um cancelamento sem motivo."),
 )
-def cancel_order(
-    request: HttpRequest,
-    order_id: PathId,
-    payload: CancelOrderRequest | None = OptionalBody,
-) -> HttpResponse:
-    return _run(request, "cancel_order", lambda ctx: operations.cancel_order(ctx, order_id, payload),
-                path_ids={"order_id": order_id})  # fmt: skip
+def cancel_order(request: HttpRequest, order_id: PathId) -> HttpResponse:
+    return _order_action(request, "cancel_order", order_id, CancelOrderRequest, operations.cancel_order, optional=True)
 
 
 @api.post(
@@ -612,15 +658,10 @@ def cancel_order(
     response={200: OrderResponse | ErrorResponse, **ERRORS},
     summary="Request a return (extension order_actions)",
     tags=["order"],
-    openapi_extra=writes_documented(),
+    openapi_extra=own_body_documented(RequestReturnRequest),
 )
-def request_return(
-    request: HttpRequest,
-    order_id: PathId,
-    payload: RequestReturnRequest,
-) -> HttpResponse:
-    return _run(request, "request_return", lambda ctx: operations.request_return(ctx, order_id, payload),
-                path_ids={"order_id": order_id})  # fmt: skip
+def request_return(request: HttpRequest, order_id: PathId) -> HttpResponse:
+    return _order_action(request, "request_return", order_id, RequestReturnRequest, operations.request_return)
 
 
 @api.post(

@@ -456,6 +456,11 @@ def test_bad_bodies_of_cancel_and_return_are_the_same_portuguese_protocol_errors
         call(client, "post", cancel, headers, {"reason": 7}),
         call(client, "post", returns, headers, {"reason_code": "defective", "line_items": []}),
         call(client, "post", returns, no_key, {"reason_code": 1}),
+        # the views read their bodies themselves (issue 34), as ninja read a declared body: none, or `null`
+        call(client, "post", returns, headers, b""),
+        call(client, "post", returns, headers, b"null"),
+        call(client, "post", cancel, no_key, b"["),
+        call(client, "post", cancel, {**headers, "Authorization": "Bearer outra"}, {"reason": 7}),
     ]
 
     assert [(a.status_code, a.json()) for a in answers] == [
@@ -463,6 +468,10 @@ def test_bad_bodies_of_cancel_and_return_are_the_same_portuguese_protocol_errors
         (400, invalid("$.reason", "deve ser um texto")),
         (400, invalid("$.line_items", "precisa de pelo menos 1 item")),
         (400, {"code": "idempotency_key_required", "content": "Idempotency-Key é obrigatório em request_return."}),
+        (400, invalid("$", "campo obrigatório")),
+        (400, invalid("$", "deve ser um objeto JSON")),
+        (400, {"code": "idempotency_key_required", "content": "Idempotency-Key é obrigatório em cancel_order."}),
+        (400, invalid("$.reason", "deve ser um texto")),  # the body before the credentials, as before
     ]
     order.refresh_from_db()
     assert order.status == before and not ReturnRequest.objects.exists()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from django.http import HttpRequest
 from django.test import Client
+from django.urls import resolve
 from django.utils import timezone
 from ninja import Body, NinjaAPI
 
@@ -842,3 +843,36 @@ def test_the_cancel_answer_shows_no_payable_pix_charge_bcp_chk_14(client: Client
     assert canceled.json()["status"] == "canceled"
     for body in (canceled.content, call(client, "get", path, headers).content):
         assert br_code.encode() not in body and b'"active"' not in body
+
+
+def test_a_purchases_checkout_routes_go_past_ninja_and_answer_as_they_did(
+    client: Client, headers: dict[str, str]
+) -> None:
+    """Issue 34: Get, Update and Complete Checkout resolve to their views directly, not through ninja's operations
+    (a throwaway response and a path model per call), as Get Order does; every answer is the one ninja's route
+    gave: the checkout, ninja's 405 for another method, the unknown-path 404 for a trailing slash, a control
+    character in the id refused (BCP-CHK-13's not_found for an unknown one), a non-JSON body after the headers."""
+    checkout = ready_checkout(client, headers)
+    path = f"/bcp/v1/checkout-sessions/{checkout['id']}"
+    assert resolve(path).func.__name__ == "checkout_direct"
+    assert resolve(f"{path}/complete").func.__name__ == "complete_direct"
+    assert resolve(f"{path}/cancel").func.__name__ not in ("checkout_direct", "complete_direct")
+    got = client.get(path, headers=headers)
+    assert got.status_code == 200 and got.json()["status"] == "ready_for_complete"
+    assert got["Content-Type"] == "application/json; charset=utf-8"
+    for refused in (client.post(path, headers=headers), client.delete(path, headers=headers)):
+        assert (refused.status_code, refused.json()["code"]) == (405, "method_not_allowed")
+        assert set(refused["Allow"].split(", ")) == {"GET", "PUT"}
+    refused = client.get(f"{path}/complete", headers=headers)
+    assert (refused.status_code, refused["Allow"], refused.json()["code"]) == (405, "POST", "method_not_allowed")
+    for slash in (client.get(f"{path}/", headers=headers), client.post(f"{path}/complete/", headers=headers)):
+        assert (slash.status_code, slash.json()["code"]) == (404, "not_found")
+    control = client.get("/bcp/v1/checkout-sessions/chk%01x", headers=headers)
+    assert (control.status_code, control.json()["code"]) == (400, "invalid_request")
+    unknown = call(client, "put", "/checkout-sessions/chk_nao_existe", headers, {"buyer": 1})
+    assert [m["code"] for m in unknown.json()["messages"]] == ["not_found"]
+    no_key = client.post(f"{path}/complete", data="{", content_type="application/json", headers=headers)
+    assert (no_key.status_code, no_key.json()["code"]) == (400, "idempotency_key_required")
+    done = complete(client, checkout["id"], headers)
+    assert done.status_code == 200 and done.json()["id"] == checkout["id"]
+    assert done["Signature"] and done["Content-Digest"]  # the complete's answer is still signed (BCP-SIG-06)

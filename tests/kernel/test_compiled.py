@@ -8,6 +8,7 @@ from django.db.models import F, Q, QuerySet
 from django.test.utils import CaptureQueriesContext
 
 from kernel.compiled import compiled, stand_in
+from kernel.rows import kept_cursor
 from shop.models import Variant
 from tests.shop.checkout_factories import make_variant
 
@@ -119,3 +120,22 @@ def test_an_integer_stand_in_the_backend_wraps_is_bound_wrapped() -> None:
     make_variant("SKU-B", price=200, title="Café B")
     read = compiled("test.by_price", lambda price: Variant.objects.filter(price=price).order_by(), kind=int)
     assert [row.sku for row in read.rows(200)] == ["SKU-B"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reads_share_kernel_rows_kept_cursor_and_follow_a_new_connection() -> None:
+    """A plain and a joined shape read through kernel.rows' cursor of the connection (issue 34: a new cursor made
+    and wrapped per read), logged while a test captures statements, and on the new connection after a close."""
+    make_variant("SKU-A", price=100, title="Café A")
+    plain = compiled("test.kept.plain", lambda sku: Variant.objects.filter(sku=sku).order_by())
+    joined = compiled("test.kept.joined", _joined)
+    assert [row.price for row in plain.rows("SKU-A")] == [100]
+    kept = kept_cursor()
+    assert [row.product.title for row in joined.rows("SKU-A")] == ["Café A"]
+    assert plain.values("SKU-A") is not None and kept_cursor() is kept
+    with CaptureQueriesContext(connection) as queries:
+        assert [row.sku for row in plain.rows("SKU-A")] == ["SKU-A"]
+    assert len(queries) == 1
+    connection.close()
+    assert [row.sku for row in joined.rows("SKU-A")] == ["SKU-A"]
+    assert kept_cursor() is not kept
