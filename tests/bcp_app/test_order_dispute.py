@@ -22,7 +22,7 @@ def _paid_by_pix(
     client: Client, fake_platform: FakePlatform, settings: Any, captured: Any
 ) -> tuple[Order, dict[str, str]]:
     """An agent's order paid by Pix (sandbox PSP), and the agent's headers."""
-    _platform, headers = _setup(fake_platform, settings, fiscal=False)
+    headers = _setup(fake_platform, settings, fiscal=False)
     checkout = ready_checkout(client, headers)
     complete(client, checkout["id"], headers)
     with captured(execute=True):

@@ -38,7 +38,9 @@ class SubscriptionCreateRequest(RequestModel):
     buyer: SubscriptionBuyerIn = Field(description="Quem assina e paga.")
     destination: SubscriptionAddress | None = Field(default=None, description="Entrega de cada ciclo.")
     starts_on: str | None = Field(
-        default=None, description="Vencimento do primeiro ciclo, AAAA-MM-DD (padrão: em 3 dias; cartão: hoje)."
+        default=None,
+        description="Vencimento do primeiro ciclo, AAAA-MM-DD (padrão: em 3 dias; cartão: hoje).",
+        json_schema_extra={"format": "date"},  # what the validator below refuses is outside the documented body
     )
     payment: PaymentIn | None = Field(
         default=None,
