@@ -4,15 +4,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('orders', '0033_adjustment_condition'),
+        ("orders", "0033_adjustment_condition"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='emaildelivery',
-            name='kind',
-            field=models.CharField(choices=[('placed', 'Pedido recebido'), ('payment_confirmed', 'Pagamento confirmado'), ('shipped', 'Pedido enviado'), ('ready_for_pickup', 'Pronto para retirada'), ('delivered', 'Pedido entregue'), ('refunded', 'Reembolso feito'), ('canceled', 'Pedido cancelado'), ('invoice', 'Nota fiscal emitida'), ('order_link', 'Link do pedido'), ('return_update', 'Resposta sobre a devolução'), ('out_for_delivery', 'Saiu para entrega'), ('delivery_failed', 'Entrega não realizada'), ('address_updated', 'Endereço de entrega alterado')], max_length=32, verbose_name='tipo'),
+            model_name="emaildelivery",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("placed", "Pedido recebido"),
+                    ("payment_confirmed", "Pagamento confirmado"),
+                    ("shipped", "Pedido enviado"),
+                    ("ready_for_pickup", "Pronto para retirada"),
+                    ("delivered", "Pedido entregue"),
+                    ("refunded", "Reembolso feito"),
+                    ("canceled", "Pedido cancelado"),
+                    ("invoice", "Nota fiscal emitida"),
+                    ("order_link", "Link do pedido"),
+                    ("return_update", "Resposta sobre a devolução"),
+                    ("out_for_delivery", "Saiu para entrega"),
+                    ("delivery_failed", "Entrega não realizada"),
+                    ("address_updated", "Endereço de entrega alterado"),
+                ],
+                max_length=32,
+                verbose_name="tipo",
+            ),
         ),
     ]
