@@ -173,6 +173,13 @@ def paid_since_start(value: str) -> datetime | None:
     return timezone.make_aware(datetime.combine(day, time.min))
 
 
+def with_pickup_ready(queryset: QuerySet[Order]) -> QuerySet[Order]:
+    """Orders with `pickup_ready`: whether the store said a pickup order is ready, in the same query (what
+    `OrderAdmin.status_words` reads on the list, the order and its action pages)."""
+    ready = FulfillmentEvent.objects.filter(order=OuterRef("pk"), type=FulfillmentEventType.READY_FOR_PICKUP)
+    return queryset.annotate(pickup_ready=Exists(ready))
+
+
 @admin.register(Order)
 class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
     # Fits 1280 px next to the app sidebar and the filters: short date, name over e-mail, compact statuses.
@@ -274,9 +281,7 @@ class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
         )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Order]:
-        # Whether the store said a pickup order is ready, in the same query (the status column reads it per row).
-        ready = FulfillmentEvent.objects.filter(order=OuterRef("pk"), type=FulfillmentEventType.READY_FOR_PICKUP)
-        return super().get_queryset(request).annotate(pickup_ready=Exists(ready))
+        return with_pickup_ready(super().get_queryset(request))
 
     @staticmethod
     def status_words(order: Order) -> str:
@@ -521,7 +526,8 @@ class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
         perm, title, form_class = ACTIONS[slug]
         if not request.user.has_perm(perm):
             raise PermissionDenied
-        order = Order.objects.prefetch_related("lines").filter(public_id=public_id).first()
+        # Annotated as the list is: the page's summary said "Pedido recebido" for a pickup order already ready.
+        order = with_pickup_ready(Order.objects.prefetch_related("lines")).filter(public_id=public_id).first()
         if order is None:
             raise Http404
         change_url = reverse("admin:orders_order_change", args=[order.pk])
@@ -533,7 +539,7 @@ class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
                 % {
                     "action": title,
                     "n": order.number,
-                    "status": order.get_status_display(),
+                    "status": self.status_words(order),
                     "payment": order.get_payment_status_display(),
                 },
                 messages.ERROR,
@@ -557,6 +563,7 @@ class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "order": order,
+            "status_words": self.status_words(order),
             "form": form,
             "title": f"{title} — #{order.number}",
             "action_title": title,

@@ -113,6 +113,8 @@ class EmailKind(models.TextChoices):
     # The carrier's steps of a shipment the buyer is told of (once per shipment each): orders/services/fulfillment.py
     OUT_FOR_DELIVERY = "out_for_delivery", _("Saiu para entrega")
     DELIVERY_FAILED = "delivery_failed", _("Entrega não realizada")
+    # The buyer corrected the delivery address on the order page: the confirmation, once per correction.
+    ADDRESS_UPDATED = "address_updated", _("Endereço de entrega alterado")
 
 
 class ReturnStatus(models.TextChoices):

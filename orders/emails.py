@@ -311,6 +311,7 @@ _SUBJECTS = {
     "return_update": gettext_lazy("Sua devolução do pedido #%(number)s"),
     "out_for_delivery": gettext_lazy("Seu pedido #%(number)s saiu para entrega"),
     "delivery_failed": gettext_lazy("A entrega do seu pedido #%(number)s não foi feita"),
+    "address_updated": gettext_lazy("Endereço de entrega do pedido #%(number)s alterado"),
 }
 # The carrier's steps of a shipment e-mailed to the buyer (ref: the shipment), by the event type of the step.
 STEP_TYPES = {

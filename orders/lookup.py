@@ -17,6 +17,11 @@ WINDOW_SECONDS = 15 * 60
 MAX_PER_CLIENT = 5
 MAX_PER_EMAIL = 3
 _PREFIX = "order-lookup:v1:"
+# The order page's own forms (correct the address, cancel): posts that write and e-mail, by anyone holding the link.
+ACTION_WINDOW_SECONDS = 15 * 60
+ACTION_MAX_PER_CLIENT = 20
+ACTION_MAX_PER_ORDER = 10
+_ACTION_PREFIX = "order-page-action:v1:"
 
 
 def lookup_keys(*, client: str, email: str) -> list[str]:
@@ -28,6 +33,15 @@ def lookup_allowed(*, client: str, email: str) -> bool:
     return attempt_allowed(
         _PREFIX, client=client, email=email, per_client=MAX_PER_CLIENT, per_email=MAX_PER_EMAIL, seconds=WINDOW_SECONDS
     )
+
+
+def buyer_action_allowed(*, client: str, order_id: str) -> bool:
+    """Count one address correction or cancel posted on an order's page; False once the client or the order used
+    up its attempts in the window."""
+    return attempt_allowed(
+        _ACTION_PREFIX, client=client, email=order_id, per_client=ACTION_MAX_PER_CLIENT,
+        per_email=ACTION_MAX_PER_ORDER, seconds=ACTION_WINDOW_SECONDS,
+    )  # fmt: skip
 
 
 @transaction.atomic

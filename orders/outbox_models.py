@@ -9,6 +9,10 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+# The kind of the row that tells the rest of the shop an order changed (orders.services.outbox; read by
+# orders.selectors.order_change_pending too).
+ORDER_CHANGED = "order_changed"
+
 
 class OutboxMessage(models.Model):
     class Status(models.TextChoices):

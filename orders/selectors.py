@@ -48,6 +48,7 @@ from orders.models import (
     OrderStatus,
     ReturnRequest,
 )
+from orders.outbox_models import ORDER_CHANGED, OutboxMessage
 from orders.summary import ExpectationProgress, current_tracking, expectation_items_now, expectation_progress
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
@@ -354,6 +355,18 @@ def failed_refunds_to_pay_outside(order: Order) -> list[Adjustment]:
         if public_id
     }
     return [adjustment for adjustment in failed if adjustment.public_id not in taken]
+
+
+def order_change_pending(order_id: str, event: str) -> bool:
+    """Whether a committed change `event` of the order still waits for its outbox task (its receivers — the NF-e
+    de devolução of a return, say — have not run yet). One query."""
+    return (
+        OutboxMessage.objects.filter(
+            kind=ORDER_CHANGED, status=OutboxMessage.Status.PENDING, payload__order_id=order_id
+        )
+        .filter(Q(payload__event=event) | Q(payload__events__contains=[event]))
+        .exists()
+    )
 
 
 def order_presented(order_id: str) -> Order | None:

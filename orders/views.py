@@ -17,13 +17,14 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from orders.arrival import arrival_window, expectation_words, last_shipment, window_words
 from orders.errors import OrderError
 from orders.extras import destination_notes
 from orders.labels import units_text
-from orders.lookup import lookup_allowed, order_lookup_request
+from orders.lookup import buyer_action_allowed, lookup_allowed, order_lookup_request
 from orders.models import (
     AdjustmentType,
     FulfillmentEvent,
@@ -299,6 +300,14 @@ def _buyer_order(token: str) -> Order | None:
     return order_for_permalink(token)
 
 
+TOO_MANY_ATTEMPTS = gettext_noop("Muitas tentativas. Tente de novo em alguns minutos.")
+
+
+def _action_allowed(request: HttpRequest, order: Order) -> bool:
+    """The order page's writing forms are counted per client and per order, as the order lookup is."""
+    return buyer_action_allowed(client=request.META.get("REMOTE_ADDR", ""), order_id=order.public_id)
+
+
 @require_POST
 def order_cancel_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
     """POST from the order page: cancel what has not shipped (all paid comes back through the refund outbox while
@@ -307,6 +316,9 @@ def order_cancel_by_buyer(request: HttpRequest, token: str) -> HttpResponse:
     if order is None:
         return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
     with translation.override(_language(request, order.language)):
+        if not _action_allowed(request, order):
+            error = OrderError("confirm", _(TOO_MANY_ATTEMPTS), code="rate_limited")
+            return _page(request, order, status=429, action_error=error)
         if request.POST.get("confirm") != "on":
             error = OrderError("confirm", _("Marque a confirmação para cancelar o pedido."), code="required")
             return _page(request, order, status=400, action_error=error)
@@ -427,6 +439,8 @@ def order_destination_by_buyer(request: HttpRequest, token: str) -> HttpResponse
         return _private(HttpResponseNotFound(render_to_string("orders/not_found.html", request=request)))
     values = {key: request.POST.get(name, "")[:200] for name, key, *_rest in _ADDRESS_INPUTS}
     with translation.override(_language(request, order.language)):
+        if not _action_allowed(request, order):
+            return _page(request, order, status=429, address=AddressTyped(values, refusal=_(TOO_MANY_ATTEMPTS)))
         if refusal := destination_refusal(order):  # shipped meanwhile (another tab): said, whatever was typed
             return _page(request, order, status=400, address=AddressTyped(values, refusal=refusal))
         address, errors = destination_clean(values)
@@ -488,7 +502,7 @@ def order_lookup(request: HttpRequest) -> HttpResponse:
             sent = True
         else:
             status = 429
-            form.add_error(None, _("Muitas tentativas. Tente de novo em alguns minutos."))
+            form.add_error(None, _(TOO_MANY_ATTEMPTS))
     elif request.method == "POST":
         status = 400
     response = render(request, "orders/lookup.html", {"form": form, "sent": sent}, status=status)

@@ -60,6 +60,8 @@ CART_KEY = "cart_id"  # the public id of the session's Cart
 COUPONS_KEY = "cart_coupons"  # before carts were rows; only dropped now
 CHECKOUT_KEY = "checkout_id"
 MAX_QUANTITY = 99
+# What of a refused quantity the product page gets back to show in its field: enough for any number typed.
+TYPED_QUANTITY_MAX = 12
 MAX_LINES = 50
 COUPON_MAX_LENGTH = 40  # the engine's limit for one code (`$.discounts.codes[i]`)
 MAX_COUPONS = 5

@@ -147,8 +147,12 @@ def _input_error(exc: Any) -> ProtocolError:
     return ProtocolError("invalid_request", f"{exc.path}: {exc.content}" if exc.path else exc.content)
 
 
-def create_cart(ctx: Any, body: CartCreateRequest | Mapping[str, Any]) -> OperationResult:
-    request = validate(CartCreateRequest, body)
+def create_cart(
+    ctx: Any, body: CartCreateRequest | Mapping[str, Any], *, under: tuple[str, ...] = ()
+) -> OperationResult:
+    """`under`: the member holding the cart in what the agent sent (A2A: `("cart",)`), which the paths of a wrong
+    type or a missing member start from, as MCP's (REST's body is the cart itself; BCP-ERR-05)."""
+    request = validate(CartCreateRequest, body, under=under)
     if not ctx.has(CART):
         return _incompatible(ctx)
     ratelimit.enforce_checkout_create(platform_id=ctx.platform_id, client_ip=ctx.extra.get("client_ip"))
@@ -181,8 +185,11 @@ def get_cart(ctx: Any, cart_id: str) -> OperationResult:
     return OperationResult(200, cart_body(shop_cart.cart_get(cart_id=str(cart_id)), ctx))
 
 
-def update_cart(ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, Any]) -> OperationResult:
-    request = validate(CartUpdateRequest, body)
+def update_cart(
+    ctx: Any, cart_id: str, body: CartUpdateRequest | Mapping[str, Any], *, under: tuple[str, ...] = ()
+) -> OperationResult:
+    """`under`: as `create_cart`'s."""
+    request = validate(CartUpdateRequest, body, under=under)
     if (refused := _refused(ctx, cart_id)) is not None:
         return refused
     try:

@@ -19,9 +19,9 @@ from typing import Any
 from kernel.rows import new_row
 from kernel.tasks import enqueue_on_commit, pending_sends
 from orders.models import OutboxMessage
+from orders.outbox_models import ORDER_CHANGED
 
 REFUND_REQUESTED = "refund_requested"
-ORDER_CHANGED = "order_changed"
 PLACED = "placed"  # the order_changed event of a placement (its e-mail and NF-e read the order's lines)
 LABEL_PURCHASE = "label_purchase"  # a carrier label (the shop's receiver buys it: issue 36)
 # Each kind has its handler in orders/services/dispatch.py.

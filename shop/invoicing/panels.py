@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
@@ -45,6 +46,7 @@ from fiscal.services import (
 )
 from orders.errors import OrderNotFound
 from orders.models import Order, OrderStatus
+from orders.selectors import order_change_pending
 from shop.invoicing.lifecycle import (
     fiscal_cancel_and_reissue,
     fiscal_correct,
@@ -112,7 +114,9 @@ def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDo
     """The order's received returns — a buyer's request or a return staff recorded — with their NF-e de devolução
     (status, number, chave, DANFE and XML); a return whose goods have no note yet reads as due, and, while the sale's
     note is authorized, the button that issues it (or issues a rejected one again) is there for whom may issue
-    notes. Three queries for an order with an NF-e; none without one."""
+    notes. A return recorded a moment ago, whose note the shop asks by itself once the order's change task runs
+    (`shop.invoicing.lifecycle._note_return`), reads as being issued, with no button, while that task waits (a
+    fourth query, only then). Three queries for an order with an NF-e; none without one."""
     if document is None:
         return {}  # a devolução references the sale's note: nothing to list or issue yet
     notes = {note.return_ref: note for note in return_notes_of_order(order.public_id)}
@@ -125,9 +129,17 @@ def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDo
         and document.status == FiscalDocument.Status.AUTHORIZED
         and request.user.has_perm(ISSUE_PERMISSION)
     )
+    # Staff opened the order right after "Registrar devolução" (the worker not there yet): the note will be asked.
+    asking = (
+        document.status == FiscalDocument.Status.AUTHORIZED
+        and settings.FISCAL_ISSUE_ON != "off"
+        and any(ret.ref not in notes for ret in returns)
+        and order_change_pending(order.public_id, "returned")
+    )
     entries = []
     for ret in returns:
         note = notes.get(ret.ref)
+        being_asked = note is None and asking
         entries.append(
             {
                 "return_id": ret.ref,
@@ -137,14 +149,17 @@ def _return_notes_context(request: HttpRequest, order: Order, document: FiscalDo
                     for item in ret.line_items
                 ),
                 "note": note,
+                "being_asked": being_asked,
                 "danfe_url": return_note_file_path(note.document, note, "danfe") if note else "",
                 "xml_url": return_note_file_path(note.document, note, "xml") if note else "",
-                "can_issue": issuable and (note is None or note.status == FiscalReturnNote.Status.REJECTED),
+                "can_issue": issuable
+                and not being_asked
+                and (note is None or note.status == FiscalReturnNote.Status.REJECTED),
             }
         )
     return {
         "return_notes": entries,
-        "return_notes_due": sum(1 for entry in entries if entry["note"] is None),
+        "return_notes_due": sum(1 for entry in entries if entry["note"] is None and not entry["being_asked"]),
         "return_note_url": reverse("shop_fiscal_return_note", args=[order.public_id]),
     }
 

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from kernel.money import parse_brl
+from shop.cart import TYPED_QUANTITY_MAX
 from shop.catalog.schema_org import cents_to_decimal_string, product_schema_org
 from shop.catalog.selectors import (
     MAX_PER_PAGE,
@@ -384,6 +385,8 @@ def _product_page(
         "og_image": og_image,
         "og_price": cents_to_decimal_string(selected.price) if selected else "",
         "show_freight": bool(freight),
+        # A quantity the cart refused comes back here (`?quantidade=`, never a shared page) to stay in its field.
+        "typed_quantity": request.GET.get("quantidade", "1")[:TYPED_QUANTITY_MAX] or "1",
         **freight,
     }
     if key is not None:

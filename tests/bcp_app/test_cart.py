@@ -407,3 +407,57 @@ def test_cart_intents_over_a2a_and_conversion(bcp_settings: Any, transactional_d
     assert payload(shown, "a2a.bcp.checkout")["id"] == checkout["id"]
     assert payload(canceled, "a2a.bcp.cart")["id"] == cart["id"]
     assert Cart.objects.get().status == "canceled"
+
+
+@pytest.mark.postgres
+@pytest.mark.e2e
+def test_bad_cart_input_over_a2a_names_the_field_from_the_cart_member_bcp_err_05(
+    bcp_settings: Any, transactional_db: None
+) -> None:
+    """A wrong type in the cart of an A2A create_cart / update_cart was named `$.line_items[0].quantity`: the path
+    starts from the data part's root, `$.cart.line_items[0].quantity`, as MCP names it from its arguments."""
+    from tests.bcp_app.test_a2a_helpers import (
+        PIX_HANDLERS,
+        SEED_PROFILE,
+        LiveServer,
+        cache_profile,
+        data,
+        make_product,
+        platform_profile,
+        rpc,
+        sdk_send,
+        send_message,
+    )
+
+    profile = platform_profile(handlers=PIX_HANDLERS)
+    profile["ucp"]["capabilities"][CART] = CART_ENTRY
+    cache_profile(SEED_PROFILE, profile)
+    make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+
+    def fields(body: dict[str, Any]) -> dict[str, str]:
+        assert body["error"]["code"] == -32602
+        found = next(d["fieldViolations"] for d in body["error"]["data"] if d["@type"].endswith("BadRequest"))
+        return {v["field"]: v["description"] for v in found}
+
+    wrong = {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": "dois"}]}
+    server = LiveServer().start()
+    try:
+        bcp_settings.BCP_PUBLIC_URL = server.base_url
+        created = rpc(server.a2a_url, send_message([data({"action": "create_cart", "cart": wrong})]))
+        first = sdk_send(
+            server.base_url,
+            [
+                data(
+                    {"action": "create_cart", "cart": {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}}
+                )
+            ],
+        )
+        updated = rpc(
+            server.a2a_url,
+            send_message([data({"action": "update_cart", "cart": wrong})], context_id=first.context_id, request_id=2),
+        )
+    finally:
+        server.stop()
+    assert list(fields(created)) == ["$.cart.line_items[0].quantity"]
+    assert list(fields(updated)) == ["$.cart.line_items[0].quantity"]
+    assert Cart.objects.count() == 1  # the refused create made no cart (and the update changed nothing)

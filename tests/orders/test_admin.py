@@ -19,6 +19,8 @@ from django.test import Client
 from django.utils import timezone
 
 from orders.models import Adjustment, FulfillmentEvent, Order, OrderEvent
+from orders.services import order_cancel, order_mark_delivered, order_pickup_ready
+from orders.services import order_ship as ship_order
 
 pytestmark = pytest.mark.django_db
 
@@ -330,6 +332,32 @@ def test_action_page_breadcrumbs_are_the_django_61_list(admin_client, place_orde
     assert '<ol class="breadcrumbs">' in html
     assert f'<li><a href="/admin/orders/order/{order.pk}/change/">#{order.number}</a></li>' in html
     assert '<li aria-current="page">Registrar envio</li>' in html
+
+
+def _summary_status(client: Client, order: Order) -> str:
+    """The status in the action page's summary line ("Ana <ana@…> · Pronto para retirada · Pago")."""
+    html = re.sub(r"<[^>]+>", "", client.get(_action(order, "note")).content.decode())
+    found = re.search(rf"{re.escape(order.buyer_email)}&gt; · ([^·]*) · ", html)
+    return found.group(1) if found else ""
+
+
+def test_action_pages_name_the_orders_current_status(admin_client, place_order):
+    """Browser walk: after "Pronto para retirada" the summary line of the order's action pages still read
+    "Pedido recebido · Pago" (the list and the order said "Pronto para retirada")."""
+    pickup = place_order(method="pickup")
+    assert _summary_status(admin_client, pickup) == "Pedido recebido"
+    order_pickup_ready(order_id=pickup.public_id, actor="lojista")
+    assert _summary_status(admin_client, pickup) == "Pronto para retirada"
+    order_mark_delivered(order_id=pickup.public_id, description="Retirado na loja")
+    assert _summary_status(admin_client, pickup) == "Entregue"
+    shipped = place_order()
+    ship_order(order_id=shipped.public_id, tracking_number="BR123456785BR")
+    assert _summary_status(admin_client, shipped) == "Enviado"
+    order_mark_delivered(order_id=shipped.public_id)
+    assert _summary_status(admin_client, shipped) == "Entregue"
+    canceled = place_order()
+    order_cancel(order_id=canceled.public_id, reason="Sem estoque")
+    assert _summary_status(admin_client, canceled) == "Cancelado"
 
 
 def test_order_page_shows_labels_not_codes(admin_client, place_order):

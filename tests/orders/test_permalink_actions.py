@@ -10,7 +10,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from orders.models import Adjustment, Order, OrderEvent, OutboxMessage, ReturnRequest
+from orders.lookup import ACTION_MAX_PER_ORDER
+from orders.models import Adjustment, EmailDelivery, Order, OrderEvent, OutboxMessage, ReturnRequest
 from orders.selectors import order_actions_bcp
 from orders.services import adjustment_mark_refund_result, fulfillment_event_create, order_ship
 from orders.types import LineQuantity
@@ -247,6 +248,50 @@ def test_the_buyer_corrects_the_delivery_address_while_the_order_is_received(
     again = client.post(url, NEW_ADDRESS, follow=True).content.decode()
     assert "Nada mudou: o endereço de entrega já era esse." in again
     assert OrderEvent.objects.filter(order=order, kind="destination_updated").count() == 1
+
+
+def test_the_buyer_gets_one_email_with_the_address_they_corrected(
+    client: Client, place_order, mailoutbox, django_capture_on_commit_callbacks
+) -> None:
+    """Browser walk: the buyer's correction on the order page sent no e-mail; staff changes of a shipment's code do
+    (`tracking_corrected`). The buyer is told once, with the new address, in an order e-mail of its own."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    mailoutbox.clear()
+    url = f"/orders/{order.permalink_token}/endereco"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, NEW_ADDRESS)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, NEW_ADDRESS)  # the same address again: nothing changed, nothing sent
+
+    assert [m.subject for m in mailoutbox] == [f"Loja Exemplo: Endereço de entrega do pedido #{order.number} alterado"]
+    body = mailoutbox[0].body
+    assert f"O endereço de entrega do pedido #{order.number} foi alterado na página do pedido." in body
+    assert "Rua da Assembleia, 10 — Sala 1201" in body and "CEP 20040-002" in body
+    assert "Rua da Assembleia, 10 — Sala 1201" in mailoutbox[0].alternatives[0].content
+    assert EmailDelivery.objects.filter(order=order, kind="address_updated").count() == 1
+
+
+def test_the_order_page_forms_are_rate_limited_per_order(client: Client, place_order) -> None:
+    """Browser walk: the address and cancel POSTs of the order page (anyone holding the link) had no limit, while
+    the order lookup has one. Past the attempts of the window, both are refused in words and change nothing."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    url = f"/orders/{order.permalink_token}/endereco"
+    for _attempt in range(ACTION_MAX_PER_ORDER):
+        assert client.post(url, {**NEW_ADDRESS, "cep": "2004"}).status_code == 400
+
+    refused = client.post(url, NEW_ADDRESS)
+    cancel = client.post(f"/orders/{order.permalink_token}/cancelar", {"confirm": "on"})
+
+    assert refused.status_code == 429
+    assert 'data-testid="address-refusal">Muitas tentativas. Tente de novo em alguns minutos.</p>' in (
+        refused.content.decode()
+    )
+    assert cancel.status_code == 429
+    assert 'data-testid="action-error">Muitas tentativas. Tente de novo em alguns minutos.</p>' in (
+        cancel.content.decode()
+    )
+    order.refresh_from_db()
+    assert (order.destination["postal_code"], order.status) == ("01310-100", "placed")
 
 
 def test_once_shipped_the_buyer_can_no_longer_change_the_address(client: Client, place_order) -> None:

@@ -89,6 +89,25 @@ def test_bad_add_to_cart_is_a_clear_error_never_a_500(client, shop_ready, data, 
     assert cart_items(client.session) == {}
 
 
+@pytest.mark.parametrize("typed", ["150", "0"])
+def test_a_refused_quantity_stays_in_the_product_page_field(client, shop_ready, typed):
+    """Browser walk: after "A quantidade deve estar entre 1 e 99." the product page's field read 1 again, not what
+    the buyer typed (on the variant they chose)."""
+    variant, _ = shop_ready
+    page = f"/produtos/{variant.product.slug}/?sku={variant.sku}"
+    response = client.post(
+        "/carrinho/adicionar", {"sku": variant.sku, "quantity": typed}, HTTP_REFERER=f"http://testserver{page}"
+    )
+    assert response["Location"] == f"http://testserver{page}&quantidade={typed}"
+    html = client.get(response["Location"]).content.decode()
+    assert "A quantidade deve estar entre 1 e 99." in html
+    assert f'<input id="qty" type="number" name="quantity" value="{typed}"' in html
+    assert cart_items(client.session) == {}
+    # the bare page (the one every buyer shares) still starts at 1
+    bare = client.get(f"/produtos/{variant.product.slug}/").content.decode()
+    assert '<input id="qty" type="number" name="quantity" value="1"' in bare
+
+
 def test_cart_change_remove_and_coupon(client, shop_ready):
     client.post("/carrinho/adicionar", {"sku": "SKU-CAFE-500G", "quantity": "2"})
     client.post("/carrinho/alterar", {"sku": "SKU-CAFE-500G", "quantity": "4"})

@@ -783,3 +783,42 @@ def test_the_nfe_export_lists_the_month_s_nfe_de_devolucao_for_the_accountant(ad
     rows = list(csv.reader(io.StringIO(b"".join(everything.streaming_content).decode("utf-8-sig")), delimiter=";"))
     assert [(row[1], row[11]) for row in rows[1:]] == [("10", "Venda"), ("12", "Devolução (entrada)"),
                                                        ("13", "Devolução (entrada)")]  # fmt: skip
+
+
+def test_a_return_just_recorded_reads_as_its_note_being_issued_while_the_order_task_waits(
+    admin_client,
+    fiscal_store,  # noqa: F811
+    django_capture_on_commit_callbacks,
+) -> None:
+    """Browser walk (session 49): right after "Registrar devolução", with the worker still to run the order's change
+    task (which asks the NF-e de devolução by itself), the box said in red "1 devolução recebida ainda sem NF-e de
+    devolução: emita-a…" with the button. It says the note is being issued, with no button, until that task runs."""
+    from fiscal.models import FiscalReturnNote
+    from orders.models import Adjustment, OutboxMessage
+    from orders.services import order_mark_delivered, order_ship
+    from orders.services.dispatch import outbox_process
+
+    order = paid_order()
+    job_run(job_id=FiscalJob.objects.get().pk)
+    order_ship(order_id=order.public_id, tracking_number="BR123456785BR")
+    order_mark_delivered(order_id=order.public_id)
+    line = order.lines.get()
+    form = {"reason": "Trocou de ideia na loja", "condition": "novo", f"qty_{line.public_id}": "1"}
+    with django_capture_on_commit_callbacks(execute=False):  # committed; the worker has not taken its task yet
+        admin_client.post(f"/admin/orders/order/{order.public_id}/action/return/", form)
+    recorded = Adjustment.objects.get(order=order, type="return")
+    change = f"/admin/orders/order/{order.pk}/change/"
+    page = admin_client.get(change).content.decode()
+    assert "Devolução registrada pela loja: 1 × Café Especial 500 g — <span" in page
+    assert 'data-testid="fiscal-return-note-asking">NF-e de devolução em emissão</span>' in page
+    assert 'data-testid="fiscal-return-note-due"' not in page and 'name="nfe_devolucao"' not in page
+
+    # the worker runs the task: the note is asked, and the box follows it
+    for message in OutboxMessage.objects.filter(status="pending"):
+        with django_capture_on_commit_callbacks(execute=True):
+            outbox_process(message_id=message.pk)
+    note = FiscalReturnNote.objects.get()
+    assert note.return_ref == recorded.public_id
+    page = admin_client.get(change).content.decode()
+    assert f"NF-e nº {note.number} série {note.series}, autorizada" in page  # the sandbox answered at once
+    assert 'data-testid="fiscal-return-note-asking"' not in page

@@ -400,7 +400,9 @@ def _cart_reply(row: Any, body: dict[str, Any], language: str) -> dict[str, Any]
 
 def _carts(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[str, Any]:
     if action == "create_cart":
-        return _cart_reply(row, operations.create_cart(ctx, structured.get("cart") or {}).body, ctx.language)
+        # Paths from the data part's root (`$.cart.line_items[0].quantity`), as MCP names them (BCP-ERR-05).
+        body = operations.create_cart(ctx, structured.get("cart") or {}, under=("cart",)).body
+        return _cart_reply(row, body, ctx.language)
     if action == CONVERT:
         body = operations.create_checkout(ctx, {"cart_id": _cart_id(row, structured), "line_items": []}).body
         if isinstance(body.get("id"), str) and body.get("ucp", {}).get("status") != "error":
@@ -411,7 +413,7 @@ def _carts(ctx: Any, row: Any, action: str, structured: dict[str, Any]) -> dict[
     if action == "get_cart":
         body = operations.get_cart(ctx, cart_id).body
     elif action == "update_cart":
-        body = operations.update_cart(ctx, cart_id, structured.get("cart") or {}).body
+        body = operations.update_cart(ctx, cart_id, structured.get("cart") or {}, under=("cart",)).body
     else:
         body = operations.cancel_cart(ctx, cart_id).body
     return _cart_reply(row, body, ctx.language)

@@ -6,11 +6,11 @@ The "Pagar com Pix" page and its status poll are in `pix_page.py`.
 from __future__ import annotations
 
 from dataclasses import replace
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -23,6 +23,7 @@ from kernel.json_limits import control_in
 from shop.account.selectors import checkout_defaults, signed_in_email
 from shop.cart import (
     CHECKOUT_KEY,
+    TYPED_QUANTITY_MAX,
     CartError,
     CartLine,
     CartPage,
@@ -105,6 +106,15 @@ def _back(request: HttpRequest, default: str) -> str:
     if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()}):
         return referer
     return default
+
+
+def _with_query(url: str, **params: str) -> str:
+    """`url` with `params` set in its query string (the others kept)."""
+    parts = urlsplit(url)
+    query = QueryDict(parts.query, mutable=True)
+    for name, value in params.items():
+        query[name] = value
+    return urlunsplit(parts._replace(query=query.urlencode()))
 
 
 def _language(request: HttpRequest) -> str:
@@ -208,7 +218,10 @@ def cart_add(request: HttpRequest) -> HttpResponse:
         )
     except CartError as exc:
         messages.error(request, exc.message)
-        return redirect(_back(request, reverse("checkout:cart")))
+        back = _back(request, reverse("checkout:cart"))
+        if exc.field == "quantity":  # the product page shows the quantity typed beside its error, not 1 again
+            back = _with_query(back, quantidade=request.POST.get("quantity", "")[:TYPED_QUANTITY_MAX])
+        return redirect(back)
     if change.capped:
         messages.warning(request, change.capped_message)
     else:
