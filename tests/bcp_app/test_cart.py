@@ -339,26 +339,28 @@ def test_cart_tools_over_mcp_bcp_mcp_06(
 # --- A2A (official a2a-sdk client) ---------------------------------------------------------------------------
 
 
+def _a2a_cart_agent_and_product() -> None:
+    """The seed agent's profile offering carts (Pix handlers) and a product to put in them."""
+    from tests.bcp_app.test_a2a_helpers import PIX_HANDLERS, SEED_PROFILE, cache_profile, make_product, platform_profile
+
+    profile = platform_profile(handlers=PIX_HANDLERS)
+    profile["ucp"]["capabilities"][CART] = CART_ENTRY
+    cache_profile(SEED_PROFILE, profile)
+    make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+
+
 @pytest.mark.postgres
 @pytest.mark.e2e
 def test_cart_intents_over_a2a_and_conversion(bcp_settings: Any, transactional_db: None) -> None:
     from google.protobuf.json_format import MessageToDict
 
     from tests.bcp_app.test_a2a_helpers import (
-        PIX_HANDLERS,
-        SEED_PROFILE,
         LiveServer,
-        cache_profile,
         data,
-        make_product,
-        platform_profile,
         sdk_send,
     )
 
-    profile = platform_profile(handlers=PIX_HANDLERS)
-    profile["ucp"]["capabilities"][CART] = CART_ENTRY
-    cache_profile(SEED_PROFILE, profile)
-    make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+    _a2a_cart_agent_and_product()
 
     def payload(message: Any, key: str) -> dict[str, Any]:
         parts = [MessageToDict(part) for part in message.parts]
@@ -417,22 +419,14 @@ def test_bad_cart_input_over_a2a_names_the_field_from_the_cart_member_bcp_err_05
     """A wrong type in the cart of an A2A create_cart / update_cart was named `$.line_items[0].quantity`: the path
     starts from the data part's root, `$.cart.line_items[0].quantity`, as MCP names it from its arguments."""
     from tests.bcp_app.test_a2a_helpers import (
-        PIX_HANDLERS,
-        SEED_PROFILE,
         LiveServer,
-        cache_profile,
         data,
-        make_product,
-        platform_profile,
         rpc,
         sdk_send,
         send_message,
     )
 
-    profile = platform_profile(handlers=PIX_HANDLERS)
-    profile["ucp"]["capabilities"][CART] = CART_ENTRY
-    cache_profile(SEED_PROFILE, profile)
-    make_product("Pixel 10 Pro", "PIXEL-10-PRO", 599900)
+    _a2a_cart_agent_and_product()
 
     def fields(body: dict[str, Any]) -> dict[str, str]:
         assert body["error"]["code"] == -32602
