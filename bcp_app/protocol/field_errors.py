@@ -124,6 +124,12 @@ def field_path(loc: Sequence[Any]) -> str:
     return out
 
 
+def rooted(path: str, under: Sequence[Any]) -> str:
+    """A service's JSONPath into the body (`$.line_items[0].id`) named from the request's root when the body sits
+    at `under` in what the agent sent (`("cart",)` → `$.cart.line_items[0].id`), as `validate`'s paths are."""
+    return field_path(under) + path.removeprefix("$")
+
+
 def field_problems(
     errors: Sequence[Mapping[str, Any]], *, loc_of: Callable[[Mapping[str, Any]], Sequence[Any]] = error_loc
 ) -> dict[str, str]:

@@ -17,6 +17,7 @@ from typing import Any
 from django.urls import reverse
 
 from bcp_app.protocol.errors import ProtocolError, error_response
+from bcp_app.protocol.field_errors import rooted
 from bcp_app.protocol.names import BUYER_CONSENT, CART, CHECKOUT, DISCOUNT, PROTOCOL_VERSION
 from bcp_app.protocol.results import OperationResult
 from bcp_app.protocol.schemas.cart import CartCreateRequest, CartResponse, CartUpdateRequest, CartWrite
@@ -143,15 +144,17 @@ def _refused(ctx: Any, cart_id: str) -> OperationResult | None:
     return None
 
 
-def _input_error(exc: Any) -> ProtocolError:
-    return ProtocolError("invalid_request", f"{exc.path}: {exc.content}" if exc.path else exc.content)
+def _input_error(exc: Any, under: tuple[str, ...]) -> ProtocolError:
+    """The cart service's path is into the cart; `under` names it from the request's root, as the schema's."""
+    return ProtocolError("invalid_request", f"{rooted(exc.path, under)}: {exc.content}" if exc.path else exc.content)
 
 
 def create_cart(
     ctx: Any, body: CartCreateRequest | Mapping[str, Any], *, under: tuple[str, ...] = ()
 ) -> OperationResult:
     """`under`: the member holding the cart in what the agent sent (A2A: `("cart",)`), which the paths of a wrong
-    type or a missing member start from, as MCP's (REST's body is the cart itself; BCP-ERR-05)."""
+    type, a missing member or a line the service refuses start from (MCP: its arguments' `cart`; REST's body is the
+    cart itself; BCP-ERR-05)."""
     request = validate(CartCreateRequest, body, under=under)
     if not ctx.has(CART):
         return _incompatible(ctx)
@@ -175,7 +178,7 @@ def create_cart(
             ),
         )  # built by the model, not edited after
     except shop_cart.CheckoutInputError as exc:
-        raise _input_error(exc) from exc
+        raise _input_error(exc, under) from exc
     return OperationResult(201, cart_body(view, ctx))
 
 
@@ -197,7 +200,7 @@ def update_cart(
     except shop_cart.CartNotFound:
         return _not_found(ctx)
     except shop_cart.CheckoutInputError as exc:
-        raise _input_error(exc) from exc
+        raise _input_error(exc, under) from exc
     return OperationResult(200, cart_body(view, ctx))
 
 

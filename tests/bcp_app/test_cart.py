@@ -149,6 +149,7 @@ def test_unknown_lines_and_impossible_carts(client: Client, rest: dict[str, str]
         {"line_items": [{"id": "li_x", "item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]},
     )
     assert bad.status_code == 400 and "Linha desconhecida" in bad.json()["content"]
+    assert bad.json()["content"].startswith("$.line_items[0].id: ")  # REST's body is the cart (BCP-ERR-05)
     assert call(client, "post", "/carts", rest, {"line_items": []}).status_code == 400
 
 
@@ -455,3 +456,53 @@ def test_bad_cart_input_over_a2a_names_the_field_from_the_cart_member_bcp_err_05
     assert list(fields(created)) == ["$.cart.line_items[0].quantity"]
     assert list(fields(updated)) == ["$.cart.line_items[0].quantity"]
     assert Cart.objects.count() == 1  # the refused create made no cart (and the update changed nothing)
+
+
+UNKNOWN_LINE = {"line_items": [{"id": "li_x", "item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}
+
+
+@pytest.mark.postgres
+@pytest.mark.e2e
+def test_cart_service_errors_over_a2a_name_the_field_from_the_cart_member_bcp_err_05(
+    bcp_settings: Any, transactional_db: None
+) -> None:
+    """A line the cart service refuses (unknown line id) was named `$.line_items[0].id` over A2A while the schema's
+    errors say `$.cart.line_items[…]`: one request, one path for each member."""
+    from tests.bcp_app.test_a2a_helpers import LiveServer, data, rpc, sdk_send, send_message
+
+    _a2a_cart_agent_and_product()
+    server = LiveServer().start()
+    try:
+        bcp_settings.BCP_PUBLIC_URL = server.base_url
+        first = sdk_send(
+            server.base_url,
+            [
+                data(
+                    {"action": "create_cart", "cart": {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}}
+                )
+            ],
+        )
+        updated = rpc(
+            server.a2a_url,
+            send_message([data({"action": "update_cart", "cart": UNKNOWN_LINE})], context_id=first.context_id),
+        )
+    finally:
+        server.stop()
+    assert "$.cart.line_items[0].id: Linha desconhecida" in str(updated["error"])
+    assert "$.line_items" not in str(updated["error"]).replace("$.cart.line_items", "")
+
+
+@pytest.mark.postgres
+@pytest.mark.e2e
+def test_cart_service_errors_over_mcp_name_the_field_from_the_tool_arguments_bcp_err_05(
+    live_mcp: Any, fake_platform: Any, bcp_settings: Any, transactional_db: None
+) -> None:
+    """As over A2A: MCP names a wrong type `$.cart.line_items[…]` from its arguments, and now the line the cart
+    service refuses too (it said `$.line_items[0].id`)."""
+    catalog()
+    meta = {"ucp-agent": {"profile": with_cart(fake_platform)}}
+    url = live_mcp.mcp_url
+    cart = test_mcp_helpers.call(url, "create_cart", {"meta": meta, "cart": {"line_items": [CAFE]}}).structured_content
+    unknown = {"line_items": [{"id": "li_x", "item": {"id": "SKU-CAFE-500G"}, "quantity": 1}]}
+    refused = test_mcp_helpers.call_error(url, "update_cart", {"meta": meta, "id": cart["id"], "cart": unknown})
+    assert refused.message == "$.cart.line_items[0].id: Linha desconhecida neste carrinho."

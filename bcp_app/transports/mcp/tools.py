@@ -525,7 +525,7 @@ def _specs() -> list[BcpToolSpec]:
             "Cria um carrinho (montagem da compra, sem pagamento); converta com create_checkout{cart_id}.",
             CreateCartArgs,
             CartResponse | ErrorResponse,
-            lambda ctx, a: _ops().create_cart(ctx, a.cart),
+            lambda ctx, a: _ops().create_cart(ctx, a.cart, under=("cart",)),
         ),
         BcpToolSpec(
             "get_cart",
@@ -539,7 +539,7 @@ def _specs() -> list[BcpToolSpec]:
             "Substitui todo o estado gravável de um carrinho (linhas não listadas saem).",
             UpdateCartArgs,
             CartResponse | ErrorResponse,
-            lambda ctx, a: _ops().update_cart(ctx, a.id, a.cart),
+            lambda ctx, a: _ops().update_cart(ctx, a.id, a.cart, under=("cart",)),
         ),
         BcpToolSpec(
             "cancel_cart",
