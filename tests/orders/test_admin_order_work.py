@@ -162,6 +162,24 @@ def test_pickup_order_goes_through_ready_then_picked_up(
     assert mail.outbox[-1].subject == f"Loja Exemplo: Seu pedido #{order.number} foi entregue"
 
 
+def test_registrar_envio_opened_by_url_on_a_pickup_order_says_it_is_for_pickup(
+    admin_client: Client, place_order
+) -> None:
+    """Merchant walk h49: "Registrar envio" typed in the address bar for a pickup order got the generic "não se
+    aplica… na situação atual", as if waiting would help. It says the order is picked up and which steps it has."""
+    order = place_order(lines=[("CAF", 3590, 1)], freight=0, method="pickup")
+    for response in (
+        admin_client.get(_action(order, "ship"), follow=True),
+        admin_client.post(_action(order, "ship"), {}, follow=True),
+    ):
+        page = response.content.decode()
+        assert (
+            f"O pedido #{order.number} é para retirada na loja: use “Pronto para retirada” e “Marcar como retirado”."
+        ) in page
+        assert "não se aplica" not in page
+    assert not FulfillmentEvent.objects.filter(order=order).exists()
+
+
 @pytest.mark.parametrize(
     "code",
     ["XYZ", "BR123456784BR", "BR12345678BR"],
