@@ -29,7 +29,7 @@ from kernel.admin_actions import ReadOnlyAdmin, RefusedActionMessage
 from kernel.br_validation import tax_id_text
 from kernel.money import format_brl
 from kernel.text import language_name
-from orders.admin_actions import ACTIONS, available_actions, perform_action
+from orders.admin_actions import ACTIONS, action_refusal, available_actions, perform_action
 from orders.admin_export import csv_rows, finance_csv_rows, xlsx_bytes
 from orders.admin_inlines import (
     AdjustmentInline,
@@ -533,17 +533,15 @@ class OrderAdmin(RefusedActionMessage, ReadOnlyAdmin):
         change_url = reverse("admin:orders_order_change", args=[order.pk])
         if slug not in available_actions(order):
             # A stale page or a typed URL: refuse in words, change nothing.
-            self.message_user(
-                request,
-                _("“%(action)s” não se aplica ao pedido #%(n)s na situação atual (%(status)s, %(payment)s).")
-                % {
-                    "action": title,
-                    "n": order.number,
-                    "status": self.status_words(order),
-                    "payment": order.get_payment_status_display(),
-                },
-                messages.ERROR,
-            )
+            refusal = action_refusal(order, slug) or _(
+                "“%(action)s” não se aplica ao pedido #%(n)s na situação atual (%(status)s, %(payment)s)."
+            ) % {
+                "action": title,
+                "n": order.number,
+                "status": self.status_words(order),
+                "payment": order.get_payment_status_display(),
+            }
+            self.message_user(request, refusal, messages.ERROR)
             return HttpResponseRedirect(change_url)
         # A link may preselect a choice (?request=… from the returns queue); only the form's own fields.
         initial = {name: value for name, value in request.GET.items() if name in form_class.base_fields}

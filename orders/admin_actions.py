@@ -132,6 +132,18 @@ def available_actions(order: Order) -> list[str]:
     return offered
 
 
+def action_refusal(order: Order, slug: str) -> str:
+    """Why an action not offered (a typed URL, a stale page) does not apply, when the order's kind says it better
+    than its situation; "" for the generic words. A pickup order has no shipment: staff looking for "Registrar
+    envio" are told which steps it has instead."""
+    if slug == "ship" and order.fulfillment_method == "pickup":
+        return str(
+            _("O pedido #%(n)s é para retirada na loja: use “Pronto para retirada” e “Marcar como retirado”.")
+            % {"n": order.number}
+        )
+    return ""
+
+
 def perform_action(
     slug: str, order: Order, form: forms.OrderActionForm, actor: str, warnings: list[str] | None = None
 ) -> str:

@@ -499,6 +499,8 @@ def build_order_email(order: Order, kind: str, *, ref: str = "", to: str) -> Ema
         "refunded_items": refunded_items,
         "bought_items": bought_items,
         "permalink_url": order.permalink_url,
+        # The delivery address changed by staff (ref "destination:<event>:shop"), not on the order page.
+        "address_by_shop": kind == "address_updated" and ref.endswith(":shop"),
         "tracking_corrected": event is not None and event.type == FulfillmentEventType.TRACKING_CORRECTED,
         "shop_name": settings.SHOP_NAME,
         "shop_contact": contact,

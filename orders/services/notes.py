@@ -194,8 +194,8 @@ def order_destination_set(
     complement: str = "", actor: str = "", by_buyer: bool = False,
 ) -> list[str]:  # fmt: skip
     """Staff correct the buyer's delivery address (a typo at checkout; the buyer moved before the order left), or
-    the buyer does on the order page (`by_buyer`: the timeline says so, and the buyer gets an e-mail with the new
-    address, `address_updated`).
+    the buyer does on the order page (`by_buyer`: the timeline says so). Either way the buyer gets an e-mail with
+    the new address (`address_updated`), saying who changed it.
     Returns the keys of `Order.destination` that changed (`postal_code`, `street`, …); none changes nothing.
     Refused (OrderError, nothing saved) for a bad field (the first; the form names them all, `destination_clean`)
     and whenever `destination_refusal` says so. A change is written on the order and its delivery expectations
@@ -225,8 +225,10 @@ def order_destination_set(
     if by_buyer:
         who, data["by"] = "O comprador corrigiu o endereço de entrega na página do pedido", "buyer"
     event = timeline(order, "destination_updated", f"{who}: {said}.", actor=actor, internal=True, data=data)
-    if by_buyer:  # the buyer's confirmation (and word of it, if someone else holding the link changed it)
-        schedule_email(order, EmailKind.ADDRESS_UPDATED, ref=f"destination:{event.pk}")
+    # The buyer's confirmation (and word of it, if someone else holding the link changed it), or word that the shop
+    # changed where the order goes (":shop": the e-mail says who changed it).
+    ref = f"destination:{event.pk}" if by_buyer else f"destination:{event.pk}:shop"
+    schedule_email(order, EmailKind.ADDRESS_UPDATED, ref=ref)
     notify_changed(order, "buyer_updated")
     return changed
 

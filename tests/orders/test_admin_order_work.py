@@ -162,6 +162,24 @@ def test_pickup_order_goes_through_ready_then_picked_up(
     assert mail.outbox[-1].subject == f"Loja Exemplo: Seu pedido #{order.number} foi entregue"
 
 
+def test_registrar_envio_opened_by_url_on_a_pickup_order_says_it_is_for_pickup(
+    admin_client: Client, place_order
+) -> None:
+    """Merchant walk h49: "Registrar envio" typed in the address bar for a pickup order got the generic "não se
+    aplica… na situação atual", as if waiting would help. It says the order is picked up and which steps it has."""
+    order = place_order(lines=[("CAF", 3590, 1)], freight=0, method="pickup")
+    for response in (
+        admin_client.get(_action(order, "ship"), follow=True),
+        admin_client.post(_action(order, "ship"), {}, follow=True),
+    ):
+        page = response.content.decode()
+        assert (
+            f"O pedido #{order.number} é para retirada na loja: use “Pronto para retirada” e “Marcar como retirado”."
+        ) in page
+        assert "não se aplica" not in page
+    assert not FulfillmentEvent.objects.filter(order=order).exists()
+
+
 @pytest.mark.parametrize(
     "code",
     ["XYZ", "BR123456784BR", "BR12345678BR"],
@@ -701,6 +719,34 @@ def test_the_same_address_again_changes_nothing(admin_client: Client, place_orde
     assert not OrderEvent.objects.filter(order=order, kind="destination_updated").exists()
 
 
+def test_staff_correcting_the_delivery_address_email_the_buyer_once_per_change(
+    admin_client: Client, place_order, django_capture_on_commit_callbacks
+) -> None:
+    """Merchant walk h49: the buyer's own correction sent the `address_updated` e-mail, staff's in the admin sent
+    nothing, and the buyer did not know where the order would go. Staff's sends it too, once per real change,
+    saying the shop changed it (not "na página do pedido")."""
+    order = place_order(lines=[("CAM", 3000, 1)])
+    mail.outbox.clear()
+    ticked = {**ADDRESS, "confirm_freight": "on", "freight_cep": "20040002"}
+    for _again in range(2):  # the same address again: nothing changed, nothing sent
+        with django_capture_on_commit_callbacks(execute=True):
+            admin_client.post(_action(order, "destination"), ticked)
+
+    assert [m.subject for m in mail.outbox] == [f"Loja Exemplo: Endereço de entrega do pedido #{order.number} alterado"]
+    body, html = mail.outbox[0].body, mail.outbox[0].alternatives[0][0]
+    assert f"A loja alterou o endereço de entrega do pedido #{order.number}. Ela vai enviá-lo para o endereço" in body
+    assert "Se o endereço não estiver certo, fale com a loja antes do envio." in body
+    assert "na página do pedido" not in body and "Se não foi você" not in body
+    assert "Rua da Assembleia, 10 — Sala 1201" in body and "Rua da Assembleia, 10 — Sala 1201" in html
+    assert f"A loja alterou o endereço de entrega do pedido #{order.number}." in html
+    assert EmailDelivery.objects.filter(order=order, kind="address_updated").count() == 1
+    # a second real change is told too
+    with django_capture_on_commit_callbacks(execute=True):
+        order_destination_set(order_id=order.public_id, **{**ADDRESS, "number": "12"}, actor="ana")
+    assert EmailDelivery.objects.filter(order=order, kind="address_updated").count() == 2
+    assert "Rua da Assembleia, 12 — Sala 1201" in mail.outbox[-1].body
+
+
 def test_a_pickup_order_has_no_delivery_address_to_correct(admin_client: Client, place_order) -> None:
     order = place_order(lines=[("CAM", 3000, 1)], method="pickup", freight=0)
     assert _action(order, "destination") not in _page(admin_client, order)
@@ -714,11 +760,11 @@ def test_a_pickup_order_has_no_delivery_address_to_correct(admin_client: Client,
 def test_delivery_address_correction_statement_budget(
     place_order, django_assert_max_num_queries, django_capture_on_commit_callbacks
 ) -> None:
-    """One short transaction of 14 statements: savepoint, the order locked, its live label (the shop's guard), the
-    order and its expectations written, the timeline line, the BCP snapshot read (order, lines, expectations,
-    events, adjustments) and written, the outbox row, release."""
+    """One short transaction of 15 statements: savepoint, the order locked, its live label (the shop's guard), the
+    order and its expectations written, the timeline line, the buyer's e-mail row, the BCP snapshot read (order,
+    lines, expectations, events, adjustments) and written, the outbox row, release."""
     order = place_order(lines=[("CAM", 3000, 1), ("CAN", 2000, 2)])
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(15):
         order_destination_set(order_id=order.public_id, **ADDRESS, actor="ana")
     order.refresh_from_db()
     assert order.destination["city"] == "Rio de Janeiro"
