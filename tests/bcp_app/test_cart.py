@@ -412,6 +412,32 @@ def test_cart_intents_over_a2a_and_conversion(bcp_settings: Any, transactional_d
     assert Cart.objects.get().status == "canceled"
 
 
+def _a2a_cart_update_refused(
+    bcp_settings: Any, update: dict[str, Any], *, refused_create: dict[str, Any] | None = None
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Over A2A, the cart agent (`_a2a_cart_agent_and_product`) sends `refused_create` as a create_cart (when
+    given), creates a one-line cart, then sends `update` as its update_cart: the raw JSON-RPC answers of the first
+    and the last."""
+    from tests.bcp_app.test_a2a_helpers import LiveServer, data, rpc, sdk_send, send_message
+
+    _a2a_cart_agent_and_product()
+    server = LiveServer().start()
+    try:
+        bcp_settings.BCP_PUBLIC_URL = server.base_url
+        created = None
+        if refused_create is not None:
+            created = rpc(server.a2a_url, send_message([data({"action": "create_cart", "cart": refused_create})]))
+        one_line = {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}
+        first = sdk_send(server.base_url, [data({"action": "create_cart", "cart": one_line})])
+        updated = rpc(
+            server.a2a_url,
+            send_message([data({"action": "update_cart", "cart": update})], context_id=first.context_id, request_id=2),
+        )
+    finally:
+        server.stop()
+    return created, updated
+
+
 @pytest.mark.postgres
 @pytest.mark.e2e
 def test_bad_cart_input_over_a2a_names_the_field_from_the_cart_member_bcp_err_05(
@@ -419,15 +445,6 @@ def test_bad_cart_input_over_a2a_names_the_field_from_the_cart_member_bcp_err_05
 ) -> None:
     """A wrong type in the cart of an A2A create_cart / update_cart was named `$.line_items[0].quantity`: the path
     starts from the data part's root, `$.cart.line_items[0].quantity`, as MCP names it from its arguments."""
-    from tests.bcp_app.test_a2a_helpers import (
-        LiveServer,
-        data,
-        rpc,
-        sdk_send,
-        send_message,
-    )
-
-    _a2a_cart_agent_and_product()
 
     def fields(body: dict[str, Any]) -> dict[str, str]:
         assert body["error"]["code"] == -32602
@@ -435,24 +452,7 @@ def test_bad_cart_input_over_a2a_names_the_field_from_the_cart_member_bcp_err_05
         return {v["field"]: v["description"] for v in found}
 
     wrong = {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": "dois"}]}
-    server = LiveServer().start()
-    try:
-        bcp_settings.BCP_PUBLIC_URL = server.base_url
-        created = rpc(server.a2a_url, send_message([data({"action": "create_cart", "cart": wrong})]))
-        first = sdk_send(
-            server.base_url,
-            [
-                data(
-                    {"action": "create_cart", "cart": {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}}
-                )
-            ],
-        )
-        updated = rpc(
-            server.a2a_url,
-            send_message([data({"action": "update_cart", "cart": wrong})], context_id=first.context_id, request_id=2),
-        )
-    finally:
-        server.stop()
+    created, updated = _a2a_cart_update_refused(bcp_settings, wrong, refused_create=wrong)
     assert list(fields(created)) == ["$.cart.line_items[0].quantity"]
     assert list(fields(updated)) == ["$.cart.line_items[0].quantity"]
     assert Cart.objects.count() == 1  # the refused create made no cart (and the update changed nothing)
@@ -468,26 +468,7 @@ def test_cart_service_errors_over_a2a_name_the_field_from_the_cart_member_bcp_er
 ) -> None:
     """A line the cart service refuses (unknown line id) was named `$.line_items[0].id` over A2A while the schema's
     errors say `$.cart.line_items[…]`: one request, one path for each member."""
-    from tests.bcp_app.test_a2a_helpers import LiveServer, data, rpc, sdk_send, send_message
-
-    _a2a_cart_agent_and_product()
-    server = LiveServer().start()
-    try:
-        bcp_settings.BCP_PUBLIC_URL = server.base_url
-        first = sdk_send(
-            server.base_url,
-            [
-                data(
-                    {"action": "create_cart", "cart": {"line_items": [{"item": {"id": "PIXEL-10-PRO"}, "quantity": 1}]}}
-                )
-            ],
-        )
-        updated = rpc(
-            server.a2a_url,
-            send_message([data({"action": "update_cart", "cart": UNKNOWN_LINE})], context_id=first.context_id),
-        )
-    finally:
-        server.stop()
+    _created, updated = _a2a_cart_update_refused(bcp_settings, UNKNOWN_LINE)
     assert "$.cart.line_items[0].id: Linha desconhecida" in str(updated["error"])
     assert "$.line_items" not in str(updated["error"]).replace("$.cart.line_items", "")
 
